@@ -110,6 +110,8 @@ def replay_episode(benchmark, spec, episode_dir: Path) -> dict:
     divergence = None
     try:
         session.start()
+        if hasattr(session.game_master, "follow_recorded"):
+            session.game_master.follow_recorded(interactions)
         play_sync(session, _scripted_answer)
         left = {m.player_name: len(m.responses) for m in models if m.responses}
         if left:

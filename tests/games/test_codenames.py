@@ -7,8 +7,9 @@ import random
 
 import pytest
 
+from playpen.engine.session import EpisodeSession, EpisodeTask, play_sync
 from playpen.games.codenames import expert, rules
-from playpen.testing import instances_of, play, play_expert, play_scripted
+from playpen.testing import benchmark_for, expert_model, instances_of, play, play_expert, play_scripted
 
 TEAM = ["apple", "banana", "cherry", "lion", "tiger", "piano", "guitar", "sun", "moon"]
 OPPONENT = ["car", "bus", "truck", "train", "boat", "ship", "plane", "rocket"]
@@ -211,6 +212,24 @@ def test_simulated_opponent_reveals_k_words_drawn_with_seed_42():
     second_board = board_in(prompts[1])
     assert all(w not in second_board for w in expected)
     assert sorted(set(OPPONENT) - set(second_board)) == sorted(expected)
+
+
+def test_replay_has_the_opponent_reveal_the_recorded_words():
+    spec, benchmark = benchmark_for("codenames")
+    setup = game(opponent_difficulty=2)
+    seeded = random.Random(42).sample(OPPONENT, 2)
+    recorded = [w for w in OPPONENT if w not in seeded][:2]
+    reveal_events = [{"from": "GM", "to": "GM", "action": {"type": "opponent revealed", "content": {"word": w}}}
+                     for w in recorded]
+    session = EpisodeSession(benchmark, EpisodeTask(spec, setup["experiment"], setup["instance"]),
+                             [expert_model(), expert_model()], "test", {})
+    session.start()
+    session.game_master.follow_recorded({"turns": [reveal_events]})
+    queues = {role: list(script) for role, script in WINNING_SCRIPT.items()}
+    play_sync(session, lambda request: queues[request.player.game_role].pop(0))
+    revealed = [event["action"]["content"]["word"] for events in session.recorder.interactions["turns"]
+                for event in events if event["action"]["type"] == "opponent revealed"]
+    assert revealed == recorded != seeded  # only what the record revealed, although later rounds allowed more
 
 
 def test_no_opponent_moves_at_difficulty_zero():

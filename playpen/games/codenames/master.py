@@ -10,8 +10,8 @@ Differences from the original (no rule changes):
 - The simulated opponent draws with `random.Random(42).sample` over its hidden words, as clembench does, but with
   one generator per episode. clembench seeds the global generator once per benchmark run, so the words its opponent
   reveals in an episode depend on every episode played before it (the recorded 2.0 runs confirm this), which
-  neither a concurrent run nor the replay of a single episode can reproduce. A replayed episode therefore sees
-  other opponent words revealed; its outcome differs only when the recorded team later names one of them.
+  neither a concurrent run nor the replay of a single episode can reproduce. `playpen replay` therefore has the
+  opponent reveal the words the recorded episode revealed (`follow_recorded`).
 - The Cluegiver's next prompt is written after the opponent's move, so it lists the board as it is; clembench's
   still listed the opponent words just revealed.
 - The clue's lemma check uses Playpen's WordNet-style noun lemmas (see rules.py), as WordNet's data is unavailable.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import deque
 from string import Template
 
 from clemcore.backends import Model
@@ -50,6 +51,7 @@ class CodenamesGameMaster(DialogueGameMaster):
         self.prompts: dict = exp.get("prompts") or rules.load_prompts()
         self.board = rules.Board(instance["board"], instance["assignments"])
         self.rng = random.Random(OPPONENT_SEED)
+        self.recorded_draws: deque[str] | None = None  # set by replay: the recorded opponent's words
         self.engaged = {role: {flag: 0 for flag in rules.FLAGS} for role in (CLUEGIVER, GUESSER)}
         self.clue, self.targets = "", []
         self.feedback = {CLUEGIVER: "", GUESSER: ""}
@@ -157,10 +159,24 @@ class CodenamesGameMaster(DialogueGameMaster):
         if self.state.outcome.is_terminal:
             return
         hidden = self.board.hidden[OPPONENT]
-        for word in self.rng.sample(hidden, min(self.opponent_reveals, len(hidden))):
+        for word in self._opponent_draw(hidden):
             assignment = self.board.reveal(word, by=OPPONENT)
             self.log_to_self("opponent revealed", {"word": word, "assignment": assignment})
         self._check_end()
+
+    def _opponent_draw(self, hidden: list[str]) -> list[str]:
+        count = min(self.opponent_reveals, len(hidden))
+        if self.recorded_draws is None:
+            return self.rng.sample(hidden, count)
+        drawn = [self.recorded_draws.popleft() for _ in range(min(count, len(self.recorded_draws)))]
+        return [word for word in drawn if word in hidden]
+
+    def follow_recorded(self, interactions: dict) -> None:
+        """Replay: reveal the opponent words a recorded episode revealed, in order, instead of drawing them."""
+        self.recorded_draws = deque(
+            event["action"]["content"]["word"] for events in interactions.get("turns", []) for event in events
+            if event.get("action", {}).get("type") == "opponent revealed"
+            and isinstance(event["action"].get("content"), dict) and "word" in event["action"]["content"])
 
     def _on_after_game(self):
         log_outcome(self)
