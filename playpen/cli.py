@@ -4,10 +4,31 @@ that need them, so `playpen --help` answers at once."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from playpen.errors import PlaypenError
+
+
+def _number(kind: type, minimum: float, rule: str):
+    """An argparse type: a number of `kind` that is at least `minimum` (`rule` says so in the error)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'a whole number' if kind is int else 'a number'}, "
+                                             f"not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {rule}, not {value}")
+        return value
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+positive_int = _number(int, 1, "at least 1")
+temperature = _number(float, 0.0, "0 (greedy) or more")
+
 
 GAME_HELP = "game names or clem-style selectors, e.g. wordle or \"{'benchmark':['2.0']}\""
 
@@ -39,8 +60,10 @@ def cmd_list(args: argparse.Namespace) -> None:
         from playpen.registry import PROGRAMMATIC_MODELS, model_registry
 
         specs = [s for s in model_registry() if not args.selector or args.selector in s.model_name]
-        print(f"{len(specs) + len(PROGRAMMATIC_MODELS)} models (the first entry of a name wins)")
-        print(f"  {'expert':<30} programmatic  (also: mock, programmatic): the games' expert players")
+        expert = not args.selector or any(args.selector in name for name in PROGRAMMATIC_MODELS)
+        print(f"{len(specs) + expert} models (the first entry of a name wins)")
+        if expert:
+            print(f"  {'expert':<30} programmatic  (also: mock, programmatic): the games' expert players")
         for spec in specs:
             print(f"  {spec.model_name:<30} {spec.backend:<18} ({spec.lookup_source})")
             if args.verbose:
@@ -93,15 +116,29 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
     if branch > 1 and temperature <= 0:
         raise PlaypenError("--branch needs sampling, or every branch answers the same: give -t above 0, e.g. -t 1")
     specs = select_games(games)
-    tasks = []
+    if branch > 1:
+        names = [f"Player {i + 1}" for i in range(max(int(getattr(spec, "players", 1) or 1) for spec in specs))]
+        if branch_player not in names:
+            raise PlaypenError(f"--branch-player {branch_player!r} plays in none of these games: choose one of "
+                               f"{', '.join(repr(n) for n in names)}")
+    tasks, without_split = [], []
     for spec in specs:
         instances = load_instances(spec, instances_file)
-        only = split_ids(spec.game_name, split) if instances_file is None else None
+        # a split is a set of (experiment, game_id) ids, so it selects the same instances of an official file
+        only = split_ids(spec.game_name, split)
         found = tasks_from_instances(spec, instances, experiment=experiment, repeats=repeats, only=only)
-        if experiment and not found:
+        if experiment and not tasks_from_instances(spec, instances, experiment=experiment):
             names = ", ".join(e["name"] for e in instances["experiments"])
             raise PlaypenError(f"{spec.game_name} has no experiment {experiment!r}; it has: {names}")
+        if only is not None and not found:
+            without_split.append(spec.game_name)
         tasks.extend(found)
+    if without_split:
+        why = (f"no instances of the {split} split in {', '.join(without_split)} (games kept for generalisation "
+               f"have no train split; instances files with other experiment names or ids match none)")
+        if not tasks:
+            raise PlaypenError(f"{why}: choose another --split, or --split all")
+        print(f"skipped: {why}", file=sys.stderr)
     models = load_models(model_names, temperature, max_tokens)
     writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
     engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
@@ -172,6 +209,9 @@ def cmd_transcribe(args: argparse.Namespace) -> None:
     if not Path(args.results_dir).is_dir():
         raise PlaypenError(f"results folder not found: {args.results_dir}")
     games = [] if args.game == "all" else [s.game_name for s in select_games(args.game)]
+    if not any(Path(args.results_dir).rglob("interactions.json")):
+        raise PlaypenError(f"no episodes (interactions.json) found below {args.results_dir}: give the folder "
+                           "`playpen play -r` wrote")
     build_transcripts(args.results_dir, games)
     print(f"transcripts written next to each interactions.json in {args.results_dir}")
 
@@ -205,7 +245,8 @@ def cmd_run(args: argparse.Namespace) -> None:
 
     trainer = run_trainer(args.file, args.learner, args.teacher, temperature=args.temperature,
                           max_tokens=args.max_tokens, settings=args.set)
-    print(f"{type(trainer).__name__} finished; outputs in {trainer.output_dir}")
+    if os.environ.get("RANK", "0") == "0":  # under accelerate launch: once, from the main process
+        print(f"{type(trainer).__name__} finished; outputs in {trainer.output_dir}")
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
@@ -280,17 +321,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-g", "--games", nargs="+", required=True, help=GAME_HELP)
     p.add_argument("-m", "--models", nargs="+", required=True,
                    help="one model for every role, or two (player 1, player 2); `expert` plays programmatically")
-    p.add_argument("-t", "--temperature", type=float, default=0.0, help="sampling temperature (default 0: greedy)")
-    p.add_argument("-L", "--max-tokens", type=int, default=300, help="maximum new tokens per answer (default 300)")
+    p.add_argument("-t", "--temperature", type=temperature, default=0.0, help="sampling temperature (default 0: greedy)")
+    p.add_argument("-L", "--max-tokens", type=positive_int, default=300, help="maximum new tokens per answer (default 300)")
     p.add_argument("-i", "--instances", help="instances file: a name in the game's in/ folder or a path")
     p.add_argument("-e", "--experiment", help="play only this experiment")
     p.add_argument("-r", "--results-dir", default="results", help="results folder (default: results)")
-    p.add_argument("-b", "--batch-size", type=int, default=16, help="chats per generate call of a local model")
-    p.add_argument("--concurrency", type=int, default=32,
+    p.add_argument("-b", "--batch-size", type=positive_int, default=16, help="chats per generate call of a local model")
+    p.add_argument("--concurrency", type=positive_int, default=32,
                    help="episodes in flight, and requests in flight per remote model (default 32)")
-    p.add_argument("-n", "--repeats", type=int, default=1, help="episodes per instance (default 1)")
+    p.add_argument("-n", "--repeats", type=positive_int, default=1, help="episodes per instance (default 1)")
     p.add_argument("--split", default="all", help="only this instance split: train, validation, test (default all)")
-    p.add_argument("--branch", type=int, default=1,
+    p.add_argument("--branch", type=positive_int, default=1,
                    help="fork every episode at each turn of --branch-player into N sampled continuations "
                         "(for turn-level preference pairs; needs -t > 0)")
     p.add_argument("--branch-player", default="Player 1", help="the player whose turns are branched")
@@ -331,8 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a Python file defining one subclass of playpen.trainers.PlaypenTrainer")
     p.add_argument("-l", "--learner", required=True, help="the model to train (a registered local model)")
     p.add_argument("-t", "--teacher", help="a partner model for two-player games (any backend, or expert)")
-    p.add_argument("-T", "--temperature", type=float, default=0.0, help="sampling temperature for play")
-    p.add_argument("-L", "--max-tokens", type=int, default=300, help="maximum new tokens per answer")
+    p.add_argument("-T", "--temperature", type=temperature, default=0.0, help="sampling temperature for play")
+    p.add_argument("-L", "--max-tokens", type=positive_int, default=300, help="maximum new tokens per answer")
     p.add_argument("--set", action="append", metavar="NAME=VALUE",
                    help="override a trainer setting (its class attributes), e.g. --set max_steps=10")
     p.set_defaults(func=cmd_run)
@@ -345,12 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip_gameplay", "--skip-gameplay", dest="skip_gameplay", action="store_true",
                    help="only re-score and re-aggregate the episodes already in the run folder")
     p.add_argument("--split", default="validation", help="train, validation (default), test or all")
-    p.add_argument("-T", "--temperature", type=float, default=0.0)
-    p.add_argument("-L", "--max-tokens", type=int, default=300)
-    p.add_argument("-b", "--batch-size", type=int, default=16)
-    p.add_argument("--concurrency", type=int, default=32)
+    p.add_argument("-T", "--temperature", type=temperature, default=0.0)
+    p.add_argument("-L", "--max-tokens", type=positive_int, default=300)
+    p.add_argument("-b", "--batch-size", type=positive_int, default=16)
+    p.add_argument("--concurrency", type=positive_int, default=32)
     p.add_argument("--static-tasks", nargs="+", help="lm-eval tasks as TASK:METRIC[:SCALE] (default: the suite)")
-    p.add_argument("--static-limit", type=int, help="examples per static task (default: all)")
+    p.add_argument("--static-limit", type=positive_int, help="examples per static task (default: all)")
     p.add_argument("--static-include", help="a folder of your own lm-eval task files (e.g. local datasets)")
     p.set_defaults(func=cmd_eval)
 
@@ -364,10 +405,10 @@ def build_parser() -> argparse.ArgumentParser:
     t = msub.add_parser("create-tiny", help="build a tiny random-weight chat model locally and register it")
     t.add_argument("name")
     t.add_argument("--dir", help="where to save it (default: models/NAME)")
-    t.add_argument("--vocab", type=int, default=1024, help="tokenizer vocabulary size (default 1024)")
-    t.add_argument("--hidden", type=int, default=64, help="hidden size (default 64)")
-    t.add_argument("--layers", type=int, default=2, help="transformer layers (default 2)")
-    t.add_argument("--heads", type=int, default=4, help="attention heads (default 4)")
+    t.add_argument("--vocab", type=positive_int, default=1024, help="tokenizer vocabulary size (default 1024)")
+    t.add_argument("--hidden", type=positive_int, default=64, help="hidden size (default 64)")
+    t.add_argument("--layers", type=positive_int, default=2, help="transformer layers (default 2)")
+    t.add_argument("--heads", type=positive_int, default=4, help="attention heads (default 4)")
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=cmd_models)
 
@@ -383,6 +424,12 @@ def main(argv: list[str] | None = None) -> None:
         args.func(args)
     except PlaypenError as e:
         print(f"playpen: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as e:  # a path the user gave that cannot be read or written: say which, not a traceback
+        if e.filename is None:
+            raise
+        where = f"{e.filename}" + (f" -> {e.filename2}" if e.filename2 else "")
+        print(f"playpen: error: {e.strerror or type(e).__name__}: {where} (check the path)", file=sys.stderr)
         sys.exit(2)
 
 

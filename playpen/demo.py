@@ -1,13 +1,8 @@
 """`playpen demo` / `make demo`: watch a tiny model learn to play, offline, in a few minutes.
 
-It runs the quickstart's commands, exactly as a user types them (each is printed first), in demo-output/:
-
-    playpen models create-tiny tiny
-    playpen eval tiny --suite clem -g referencegame taboo -L 48 -r eval-before
-    playpen run examples/trl/sft_trainer_simple.py -l tiny --set games=referencegame,taboo --set max_steps=150 ...
-    playpen run examples/trl/grpo_trainer.py -l tiny-sft -L 48 --set games=referencegame --set max_steps=12 ...
-    playpen eval tiny-sft-grpo --suite clem -g referencegame taboo -L 48 -r eval-after
-    playpen report eval-before eval-after -o report
+It runs the quickstart's commands (see `steps()` and the README), exactly as a user types them in its
+folder, demo-output/ (each is printed first): create a tiny model, evaluate it, SFT, GRPO, evaluate again,
+report.
 
 The games are referencegame and taboo: their answer formats are short, so a model of 0.3M parameters learns
 them from the experts' demonstrations in a few minutes on two CPU cores. Evaluation uses the validation
@@ -26,9 +21,11 @@ import time
 from pathlib import Path
 
 from playpen.errors import PlaypenError
+from playpen.files import atomic_write_json
 
 GAMES = ["referencegame", "taboo"]
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
+MARKER = ".playpen-demo"  # marks a folder the demo wrote, which it may delete
 
 
 def steps() -> list[tuple[str, list[str]]]:
@@ -58,8 +55,13 @@ def run_demo(out: Path) -> dict:
     start = time.perf_counter()
     out = out.resolve()
     if out.exists():
-        shutil.rmtree(out)  # the demo's own folder: every run starts from scratch
+        ours = (out / MARKER).exists() or (out / "summary.json").exists()  # the latter: an older demo's folder
+        if not out.is_dir() or (any(out.iterdir()) and not ours):
+            raise PlaypenError(f"{out} exists and is not a demo folder: the demo recreates its folder on every "
+                               "run, so give a new or empty one (-o demo-output)")
+        shutil.rmtree(out)  # a folder an earlier demo wrote: every run starts from scratch
     out.mkdir(parents=True)
+    (out / MARKER).write_text("written by `playpen demo`; the next demo run deletes this folder\n")
     previous = Path.cwd()
     os.chdir(out)
     try:
@@ -67,7 +69,7 @@ def run_demo(out: Path) -> dict:
             print(f"\n[{number}/{len(steps())}] {title}\n$ playpen {shlex.join(_short(argv))}", flush=True)
             main(argv)
         summary = _summary(time.perf_counter() - start)
-        Path("summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        atomic_write_json("summary.json", summary)
         _plot(summary)
         _print_table(summary)
         print(f"\nEverything is in {out}: summary.json, demo.png, report/results.html, the episodes, the models.")
@@ -77,9 +79,11 @@ def run_demo(out: Path) -> dict:
 
 
 def _short(argv: list[str]) -> list[str]:
-    """The command as typed from the repository root."""
+    """The command as typed in the demo's folder (the working directory while it runs): the example files
+    relative to it where it lies inside the repository (demo-output/), else by their full path."""
     root = EXAMPLES.parents[1]
-    return [str(Path(a).relative_to(root)) if a.startswith(str(root)) else a for a in argv]
+    inside = Path.cwd().is_relative_to(root)
+    return [os.path.relpath(a) if inside and a.startswith(str(root)) else a for a in argv]
 
 
 def _summary(seconds: float) -> dict:

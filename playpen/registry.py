@@ -73,6 +73,7 @@ def select_games(selectors: list[str] | str) -> list[GameSpec]:
     registry = game_registry()
     selected: dict[str, GameSpec] = {}
     for selector in selectors:
+        _check_selector(selector, registry)
         try:
             specs = registry.get_game_specs_that_unify_with(selector, verbose=False)
         except ValueError:
@@ -87,6 +88,26 @@ def select_games(selectors: list[str] | str) -> list[GameSpec]:
         for spec in specs:
             selected.setdefault(spec.game_name, spec)
     return list(selected.values())
+
+
+def _check_selector(selector: str, registry) -> None:
+    """A dict selector must parse and use keys some game defines: clemcore's unification lets an unknown
+    key match every game, so a typo would select them all."""
+    if not selector.strip().startswith("{"):
+        return
+    import ast
+
+    try:
+        wanted = ast.literal_eval(selector)
+    except (ValueError, SyntaxError):
+        wanted = None
+    if not isinstance(wanted, dict):
+        raise PlaypenError(f"game selector {selector!r} is not a dict: write it like \"{{'benchmark':['2.0']}}\"")
+    defined = {key for spec in registry.get_game_specs() for key in vars(spec)}
+    unknown = sorted(str(k) for k in wanted if k not in defined)
+    if unknown:
+        raise PlaypenError(f"no game defines {', '.join(map(repr, unknown))} (game selector {selector!r}); keys "
+                           f"games define include {', '.join(sorted(k for k in defined if not k.startswith('_'))[:12])}")
 
 
 def load_benchmark(spec: GameSpec):

@@ -160,6 +160,10 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
         if name not in benchmarks:
             benchmarks[name] = load_benchmark(spec)
         rows.append(replay_episode(benchmarks[name], spec, episode_dir))
+    if not rows and not skipped:
+        what = f"episodes of {', '.join(games)}" if games else "episodes"
+        raise PlaypenError(f"no recorded {what} found below {recorded_dir} (an episode folder holds interactions.json "
+                           "and instance.json, with experiment.json one level up)")
     agreement: dict[str, list[int]] = {}
     for row in rows:
         n_ok, n = agreement.get(row["game"], [0, 0])

@@ -40,4 +40,8 @@ def score_results(results_dir: str | Path, game: str = "all") -> tuple[int, int]
         atomic_write_json(file.parent / "scores.json", scores)
         scored += 1
         failed += "scoring_error" in scores
+    if scored + failed == 0:
+        what = "episodes" if game == "all" else f"episodes of {game}"
+        raise PlaypenError(f"no {what} (interactions.json) found below {results_dir}: give the folder `playpen play -r` "
+                           "wrote")
     return scored, failed

@@ -102,6 +102,25 @@ def build_tiny_model(out_dir: str | Path, config: TinyConfig = TinyConfig()) -> 
     return out_dir
 
 
+def check_tiny_request(name: str, config: TinyConfig) -> None:
+    """A usable model name that does not shadow a packaged model, and a shape the architecture accepts."""
+    import re
+
+    from playpen.errors import PlaypenError
+    from playpen.files import read_json
+    from playpen.registry import PACKAGED_MODEL_REGISTRY
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise PlaypenError(f"model name {name!r}: use letters, digits, '.', '_' and '-' (e.g. tiny)")
+    if any(e.get("model_name") == name for e in read_json(PACKAGED_MODEL_REGISTRY, "model registry")):
+        raise PlaypenError(f"{name!r} is one of Playpen's registered models: choose another name for a tiny model")
+    smallest = 256 + len(SPECIAL_TOKENS)  # every byte, and the chat template's special tokens
+    if config.vocab_size < smallest:
+        raise PlaypenError(f"--vocab {config.vocab_size} is too small: a byte-level tokenizer needs at least {smallest}")
+    if config.hidden_size % config.heads:
+        raise PlaypenError(f"--hidden {config.hidden_size} must be a multiple of --heads {config.heads}")
+
+
 def registry_entry(name: str, path: Path, n_params: int | None = None) -> dict:
     return {
         "model_name": name,
@@ -121,6 +140,8 @@ def create_tiny(name: str, out_dir: str | Path | None = None, config: TinyConfig
                 register: bool = True) -> Path:
     """Build a tiny model under models/<name> (or out_dir) and register it in ./model_registry.json."""
     from transformers import AutoConfig
+
+    check_tiny_request(name, config)
 
     path = build_tiny_model(out_dir or Path("models") / name, config)
     c = AutoConfig.from_pretrained(path)

@@ -65,6 +65,22 @@ def test_play_records_and_summarises(in_tmp_cwd, capsys):
     assert len(list(Path("results/expert/wordle").rglob("completed.json"))) == 10
 
 
+def test_split_selects_the_same_ids_in_an_instances_file_given_with_i(in_tmp_cwd, capsys):
+    from playpen.data.splits import split_ids
+
+    Path("mine.json").write_text((GAMES_DIR / "wordle" / "in" / "instances.json").read_text())
+    code, out, _ = run(["play", "-g", "wordle", "-m", "expert", "-i", "mine.json", "--split", "validation"], capsys)
+    played = {(p.parent.parent.name, json.loads((p.parent / "instance.json").read_text())["game_id"])
+              for p in Path("results").rglob("completed.json")}
+    assert code == 0 and played == split_ids("wordle", "validation")
+
+
+def test_a_split_a_selection_lacks_is_skipped_with_a_note(in_tmp_cwd, capsys):
+    code, out, err = run(["play", "-g", "codenames", "wordle", "-m", "expert", "--split", "train"], capsys)
+    assert code == 0 and "skipped: no instances of the train split in codenames" in err
+    assert not Path("results/expert/codenames").exists() and Path("results/expert/wordle").is_dir()
+
+
 def test_score_and_transcribe_a_results_folder(in_tmp_cwd, capsys):
     run(["play", "-g", "wordle_withclue", "-m", "expert", "-e", "high_frequency_words_clue_no_critic"], capsys)
     for scores in Path("results").rglob("scores.json"):
@@ -103,11 +119,32 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
      "needs 'model_name' and 'backend'"),
     (["play", "-g", "wordle", "-m", "expert", "-e", "nope"], None, "has no experiment 'nope'"),
     (["play", "-g", "wordle", "-m", "a", "b", "c"], None, "give one model"),
+    (["play", "-g", "codenames", "-m", "expert", "--split", "train"], None, "no instances of the train split"),
     (["score", "-r", "missing-folder"], None, "results folder not found"),
     (["replay", "missing-folder"], None, "recorded folder not found"),
+    (["play", "-g", "{'foo':'bar'}", "-m", "expert"], None, "no game defines 'foo'"),
+    (["list", "games", "-s", "{'benchmark':"], None, "is not a dict"),
+    (["play", "-g", "wordle", "-m", "expert", "-t", "1", "--branch", "2", "--branch-player", "Nobody"], None,
+     "--branch-player 'Nobody' plays in none of these games"),
+    (["score", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no episodes (interactions.json) found"),
+    (["transcribe", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no episodes (interactions.json) found"),
+    (["replay", "empty"], ("empty/notes.txt", "no episodes here"), "no recorded episodes found"),
+    (["report", "afile.txt"], ("afile.txt", "x"), "results folder not found: afile.txt"),
+    (["play", "-g", "wordle", "-m", "expert", "-r", "afile.txt"], ("afile.txt", "x"), "afile.txt/expert (check the path)"),
+    (["models", "create-tiny", "a/b"], None, "use letters, digits"),
+    (["models", "create-tiny", "smol-135m"], None, "one of Playpen's registered models"),
+    (["models", "create-tiny", "t", "--vocab", "10"], None, "too small"),
+    (["models", "create-tiny", "t", "--hidden", "10", "--heads", "3"], None, "must be a multiple of --heads"),
+    (["demo", "-o", "precious"], ("precious/thesis.txt", "years of work"), "is not a demo folder"),
+    (["play", "-g", "wordle", "-m", "broken"], ("model_registry.json", '[{"model_name": "broken", "backend": '
+                                               '"huggingface_local", "huggingface_id": "/no/such/dir"}]'),
+     "cannot load the tokenizer of model 'broken'"),
+    (["eval", "expert", "--static-include", "nowhere"], None, "--static-include nowhere: folder not found"),
+    (["eval", "expert", "--split", "dev", "-r", "run"], None, "unknown split 'dev'"),
 ])
 def test_user_mistakes_get_one_clear_line(in_tmp_cwd, capsys, argv, setup, expected):
     if setup:
+        Path(setup[0]).parent.mkdir(parents=True, exist_ok=True)
         Path(setup[0]).write_text(setup[1])
     code, out, err = run(argv, capsys)
     assert code == 2
@@ -118,3 +155,44 @@ def test_user_mistakes_get_one_clear_line(in_tmp_cwd, capsys, argv, setup, expec
 def test_bad_flags_exit_with_usage(capsys):
     code, _, err = run(["play", "--no-such-flag"], capsys)
     assert code == 2 and "error:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["-b", "0"], "must be at least 1, not 0"), (["--concurrency", "-1"], "must be at least 1, not -1"),
+    (["-n", "0"], "must be at least 1"), (["-L", "0"], "must be at least 1"), (["-L", "many"], "expected a whole number"),
+    (["-t", "-1"], "must be 0 (greedy) or more"), (["--branch", "0"], "must be at least 1"),
+])
+def test_numbers_out_of_range_are_refused_before_anything_runs(capsys, flags, message):
+    code, _, err = run(["play", "-g", "wordle", "-m", "expert", *flags], capsys)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_demo_folder_is_recreated_but_nothing_else_is_deleted(in_tmp_cwd, monkeypatch):
+    from playpen import demo
+
+    calls = []
+    monkeypatch.setattr(demo, "steps", lambda: [])
+    monkeypatch.setattr(demo, "_summary", lambda seconds: calls.append(seconds) or {})
+    monkeypatch.setattr(demo, "_plot", lambda summary: None)
+    monkeypatch.setattr(demo, "_print_table", lambda summary: None)
+    demo.run_demo(Path("demo-output"))
+    (Path("demo-output") / "old.txt").write_text("from the last run")
+    demo.run_demo(Path("demo-output"))  # its own folder: recreated
+    assert len(calls) == 2 and not (Path("demo-output") / "old.txt").exists()
+
+
+def test_truncated_score_files_are_named_not_a_traceback(in_tmp_cwd, capsys):
+    run(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic"], capsys)
+    broken = next(Path("results").rglob("scores.json"))
+    broken.write_text(broken.read_text()[:50])
+    for argv in (["report", "results"], ["dataset", "conversational", "results", "-o", "s.jsonl"]):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and f"{broken} is not valid JSON" in err and "Traceback" not in err
+
+
+def test_a_malformed_key_file_is_named(in_tmp_cwd, capsys):
+    Path("key.json").write_text('{"openai_compatible": {"api_key": ')
+    Path("model_registry.json").write_text(json.dumps([{"model_name": "server", "backend": "openai_compatible",
+                                                         "base_url": "http://127.0.0.1:9/v1"}]))
+    code, _, err = run(["play", "-g", "wordle", "-m", "server"], capsys)
+    assert code == 2 and "key file" in err and "key.json is not valid JSON" in err

@@ -3,20 +3,20 @@
     playpen run examples/trl/sft_trainer_lora.py -l llama3-8b
     playpen run examples/trl/sft_trainer_lora.py -l tiny --set games=wordle --set max_steps=20
 
-Same data as sft_trainer_simple.py; only the adapter is trained and saved (models/sft-lora/<learner>/...).
+Same data as sft_trainer_simple.py (`--set data=sft.jsonl` for your own); only the adapter is trained and saved (models/sft-lora/<learner>/...).
 It is registered as <learner>-sft-lora: the learner's weights with the adapter on top (peft_model).
 """
 
 from peft import LoraConfig
 from trl import SFTConfig, SFTTrainer
 
-from playpen.data.episodes import conversational, prompt_completion, to_dataset
 from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
 
 
 class LoraSFT(PlaypenTrainer):
     algorithm = "sft-lora"
     games = TRAINING_GAMES
+    data = ""  # a JSONL of {messages, meta} samples or a playpen-data dataset id; empty: the experts' won episodes
     epochs = 3.0
     max_steps = -1
     batch_size = 8
@@ -25,8 +25,7 @@ class LoraSFT(PlaypenTrainer):
     alpha = 32
 
     def learn(self):
-        episodes = self.expert_episodes(self.games, split="train")
-        samples = prompt_completion(conversational([episodes], games=self.games, outcomes=["success"]))
+        samples = self.sft_samples(self.games, self.data)  # the experts' won episodes, or your own data
         model, tokenizer = self.load_learner()
         lora = LoraConfig(r=self.rank, lora_alpha=self.alpha, target_modules="all-linear", task_type="CAUSAL_LM")
         config = SFTConfig(
@@ -35,6 +34,6 @@ class LoraSFT(PlaypenTrainer):
             completion_only_loss=True, **self.trl_args(),
         )
         trainer = SFTTrainer(model=model, processing_class=tokenizer, args=config, peft_config=lora,
-                             train_dataset=to_dataset(samples).remove_columns("meta"))
+                             train_dataset=samples)
         self.train(trainer)
         self.finish(trainer, adapter=True)

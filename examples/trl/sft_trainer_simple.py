@@ -2,31 +2,31 @@
 
     playpen run examples/trl/sft_trainer_simple.py -l smol-135m
     playpen run examples/trl/sft_trainer_simple.py -l tiny --set games=wordle --set max_steps=50
+    playpen run examples/trl/sft_trainer_simple.py -l smol-135m --set data=sft.jsonl   # your own samples
     accelerate launch -m playpen run examples/trl/sft_trainer_simple.py -l llama3-8b   # several GPUs
 
-The expert players play the train split of the games (recorded once in playpen-records/expert); every
-assistant turn of a won episode becomes a prompt-completion sample, so the loss covers the learner's turns
+By default the expert players play the train split of the games (recorded once in playpen-records/expert);
+every assistant turn of a won episode (or of each sample in `data`) becomes a prompt-completion sample, so the loss covers the learner's turns
 only, with any chat template. The model goes to models/sft/<learner>/checkpoint-N and is registered as
 <learner>-sft: `playpen play -m <learner>-sft` and `playpen eval <learner>-sft` work right away.
 """
 
 from trl import SFTConfig, SFTTrainer
 
-from playpen.data.episodes import conversational, prompt_completion, to_dataset
 from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
 
 
 class SimpleSFT(PlaypenTrainer):
     algorithm = "sft"
     games = TRAINING_GAMES
+    data = ""  # a JSONL of {messages, meta} samples or a playpen-data dataset id; empty: the experts' won episodes
     epochs = 3.0
     max_steps = -1  # > 0 overrides epochs
     batch_size = 8
     learning_rate = 2e-5
 
     def learn(self):
-        episodes = self.expert_episodes(self.games, split="train")
-        samples = prompt_completion(conversational([episodes], games=self.games, outcomes=["success"]))
+        samples = self.sft_samples(self.games, self.data)  # the experts' won episodes, or your own data
         model, tokenizer = self.load_learner()
         config = SFTConfig(
             num_train_epochs=self.epochs, max_steps=self.max_steps,
@@ -34,6 +34,6 @@ class SimpleSFT(PlaypenTrainer):
             completion_only_loss=True, **self.trl_args(),
         )
         trainer = SFTTrainer(model=model, processing_class=tokenizer, args=config,
-                             train_dataset=to_dataset(samples).remove_columns("meta"))
+                             train_dataset=samples)
         self.train(trainer)
         self.finish(trainer)

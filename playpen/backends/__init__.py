@@ -29,7 +29,7 @@ NATIVE_BACKENDS = {
                          "LoRA adapters (peft_model), 4/8-bit loading",
     "openai_compatible": "any OpenAI-compatible server (vLLM, TGI, llama.cpp, ...): async, concurrent, retries",
     "openai": "the OpenAI API: async, concurrent, retries",
-    "vllm": "vLLM in process (CUDA machines only; pip install 'playpen[vllm]'): batched, token ids, log-probs",
+    "vllm": "vLLM in process (CUDA machines only; pip install -e '.[vllm]' in the clone): batched, token ids, log-probs",
     "programmatic": "the games' expert players (model names expert, mock, programmatic)",
 }
 
@@ -152,6 +152,9 @@ def load_model(spec: ModelSpec, temperature: float = 0.0, max_tokens: int = 300)
     elif backend == "huggingface_local":
         from playpen.backends.hf import HFModel
 
+        if not getattr(spec, "huggingface_id", None):
+            raise PlaypenError(f"model {spec.model_name!r} needs 'huggingface_id' (a hub id or a local folder) in its "
+                               "model_registry.json entry")
         model = HFModel(spec)
     elif backend in ("openai_compatible", "openai"):
         from playpen.backends.openai_api import OpenAICompatibleModel

@@ -21,9 +21,20 @@ logger = logging.getLogger(__name__)
 LOGITS_BUDGET_BYTES = 256 * 2**20  # keep generate's logits for log-probs up to this size
 
 
+def model_config(spec: ModelSpec) -> dict:
+    """The entry's model_config ({} when the registry entry has none)."""
+    return getattr(spec, "model_config", None) or {}
+
+
+def cannot_load(spec: ModelSpec, what: str, error: Exception) -> PlaypenError:
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return PlaypenError(f"cannot load the {what} of model {spec.model_name!r} from {spec.huggingface_id!r} ({first}); "
+                        "offline, the weights must be a local folder or already in the Hugging Face cache")
+
+
 def hf_token(spec: ModelSpec) -> str | None:
     """The Hugging Face token for gated models: key.json's 'huggingface' entry or $HF_TOKEN."""
-    if not spec.model_config.get("requires_api_key"):
+    if not model_config(spec).get("requires_api_key"):
         return None
     from clemcore.backends import KeyRegistry
 
@@ -39,9 +50,12 @@ def hf_token(spec: ModelSpec) -> str | None:
 def load_tokenizer(spec: ModelSpec):
     from transformers import AutoTokenizer
 
-    config = getattr(spec, "model_config", {})
-    tokenizer = AutoTokenizer.from_pretrained(spec.huggingface_id, token=hf_token(spec),
-                                              trust_remote_code=config.get("trust_remote_code", False))
+    config = model_config(spec)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(spec.huggingface_id, token=hf_token(spec),
+                                                  trust_remote_code=config.get("trust_remote_code", False))
+    except (OSError, ValueError) as e:
+        raise cannot_load(spec, "tokenizer", e) from None
     if config.get("custom_chat_template"):
         tokenizer.chat_template = config["custom_chat_template"]
     if tokenizer.chat_template is None:
@@ -57,7 +71,7 @@ def load_causal_lm(spec: ModelSpec):
     """The model on the GPU(s) in bfloat16 when there are GPUs, else on the CPU in float32."""
     from transformers import AutoModelForCausalLM
 
-    config = getattr(spec, "model_config", {})
+    config = model_config(spec)
     kwargs: dict[str, Any] = {"token": hf_token(spec), "trust_remote_code": config.get("trust_remote_code", False)}
     if torch.cuda.is_available():
         kwargs.update(device_map="auto", dtype=torch.bfloat16)
@@ -77,8 +91,8 @@ def load_causal_lm(spec: ModelSpec):
                                                            load_in_8bit=bool(config.get("load_in_8bit")))
     try:
         model = AutoModelForCausalLM.from_pretrained(spec.huggingface_id, **kwargs)
-    except OSError as e:
-        raise PlaypenError(f"cannot load model {spec.model_name!r} from {spec.huggingface_id!r}: {e}") from None
+    except (OSError, ValueError) as e:
+        raise cannot_load(spec, "weights", e) from None
     if config.get("peft_model"):
         from peft import PeftModel
 
@@ -95,8 +109,8 @@ class HFModel(BatchModel):
         super().__init__(spec)
         self.tokenizer = tokenizer if tokenizer is not None else load_tokenizer(spec)
         self.model = model if model is not None else load_causal_lm(spec)
-        self.chat_template_kwargs = dict(getattr(spec, "model_config", {}).get("chat_template_kwargs", {}))
-        config = getattr(spec, "model_config", {})
+        config = model_config(spec)
+        self.chat_template_kwargs = dict(config.get("chat_template_kwargs", {}))
         self.return_logprobs = config.get("logprobs", True)
         # A static KV cache is written in place instead of being re-concatenated at every step: about 1.3x
         # faster generation here, same tokens. Architectures that cannot use it fall back to "dynamic".

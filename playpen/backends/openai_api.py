@@ -15,17 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 from typing import Any
 
 from clemcore.backends import Model, ModelSpec
 
 from playpen.backends import Generation, register_secret
 from playpen.errors import PlaypenError
+from playpen.files import read_json
 
 
 def _key_entry(name: str) -> dict:
     from clemcore.backends import KeyRegistry
 
+    for path in (Path.cwd() / "key.json", Path.home() / ".clemcore" / "key.json"):
+        if path.is_file():  # clemcore skips a malformed key file silently; the user should hear of it
+            read_json(path, "key file")
+            break
     try:
         registry = KeyRegistry.from_json()
     except Exception:  # a missing or unreadable key.json is the same as no entry

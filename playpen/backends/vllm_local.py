@@ -1,6 +1,6 @@
 """vLLM in process: fast batched generation on CUDA GPUs, with exact token ids and log-probs.
 
-vLLM cannot be installed on CPU-only machines, so it is an optional extra (`pip install 'playpen[vllm]'`)
+vLLM cannot be installed on CPU-only machines, so it is an optional extra (`pip install -e '.[vllm]'` in the clone)
 imported only here. Model entries use backend "vllm" with the same fields as huggingface_local;
 `model_config.vllm` passes engine arguments (e.g. {"gpu_memory_utilization": 0.5, "tensor_parallel_size": 2})
 and `model_config.peft_model` serves a LoRA adapter.
@@ -33,7 +33,7 @@ class VLLMModel(BatchModel):
             import vllm
         except ImportError:
             raise PlaypenError(f"model {spec.model_name!r} uses the vllm backend, which needs vLLM and a CUDA "
-                               "GPU: pip install 'playpen[vllm]' (or use its huggingface_local entry)") from None
+                               "GPU: pip install -e '.[vllm]' in the clone (or use its huggingface_local entry)") from None
         config = getattr(spec, "model_config", {}) or {}
         engine_args = {"enable_lora": bool(config.get("peft_model")), **config.get("vllm", {})}
         self.llm = vllm.LLM(model=spec.huggingface_id, trust_remote_code=config.get("trust_remote_code", False),

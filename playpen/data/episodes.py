@@ -21,6 +21,7 @@ from itertools import combinations
 from pathlib import Path
 
 from playpen.errors import PlaypenError
+from playpen.files import read_json
 
 OUTCOME_RANK = {"success": 2, "failure": 1, "aborted": 0}
 
@@ -117,16 +118,16 @@ def read_episodes(results_dirs: Iterable[str | Path]) -> Iterator[Episode]:
             raise PlaypenError(f"results folder not found: {results_dir}")
         for file in sorted(results_dir.rglob("interactions.json")):
             folder = file.parent
-            interactions = json.loads(file.read_text(encoding="utf-8"))
+            interactions = read_json(file, "interactions file")
             scores_file = folder / "scores.json"
-            scores = json.loads(scores_file.read_text(encoding="utf-8")).get("episode scores", {}) \
+            scores = read_json(scores_file, "scores file").get("episode scores", {}) \
                 if scores_file.exists() else interactions
             outcome, main_score = _outcome(scores)
             meta = interactions.get("meta", {})
             instance_file = folder / "instance.json"
             task_id = meta.get("game_id")
             if task_id is None and instance_file.exists():
-                task_id = json.loads(instance_file.read_text(encoding="utf-8")).get("game_id")
+                task_id = read_json(instance_file, "instance file").get("game_id")
             if task_id is None:
                 task_id = int(re.sub(r"\D", "", folder.name) or -1)
             yield Episode(str(folder), meta.get("game_name") or file.parts[-4], _experiment_name(folder.parent),
@@ -211,7 +212,7 @@ def prompt_completion(rows: Iterable[dict]) -> list[dict]:
         messages = row["messages"]
         for i, message in enumerate(messages):
             if message["role"] == "assistant" and i > 0:
-                out.append({"prompt": messages[:i], "completion": [message], "meta": row["meta"]})
+                out.append({"prompt": messages[:i], "completion": [message], "meta": row.get("meta") or {}})
     return out
 
 
@@ -245,7 +246,12 @@ def load_playpen_data(source: str, config: str = "interactions", split: str = "t
         if not files:
             raise PlaypenError(f"no .jsonl/.json/.parquet files in {path}")
         kind = "parquet" if files[0].endswith(".parquet") else "json"
-        return load_dataset(kind, data_files=files, split="train")
+        try:
+            return load_dataset(kind, data_files=files, split="train")
+        except Exception as e:  # malformed lines, mixed schemas: datasets' errors name the cause in a chain
+            cause = e.__cause__ or e
+            raise PlaypenError(f"cannot read {path} as a dataset ({type(cause).__name__}: "
+                               f"{(str(cause).splitlines() or [''])[0]}): check it is one JSON object per line") from None
     try:
         return load_dataset(source, config, split=split)
     except Exception as e:  # offline, unknown id, wrong config

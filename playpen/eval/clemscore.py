@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
-import os
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from playpen.errors import PlaypenError
+from playpen.files import read_json
 
 COLUMNS = ["game", "model", "experiment", "episode", "metric", "value"]
 
 
 def _path_parts(score_file: Path) -> tuple[str, str, str, str]:
     """(model, game, experiment, episode) from .../<model>/<game>/<experiment>/<episode>/scores.json."""
-    model, game, experiment, episode, _ = str(score_file).split(os.sep)[-5:]
+    model, game, experiment, episode, _ = score_file.resolve().parts[-5:]
     return model, game, experiment, episode
 
 
@@ -39,8 +38,8 @@ def episode_scores(*results_dirs: str | Path) -> pd.DataFrame:
         if not Path(results_dir).is_dir():
             raise PlaypenError(f"results folder not found: {results_dir}")
         for file in sorted(Path(results_dir).rglob("scores.json")):
-            with open(file, encoding="utf-8") as f:
-                episode = json.load(f).get("episode scores", {})
+            scores = read_json(file, "scores file (`playpen score -r DIR` rewrites it)")
+            episode = scores.get("episode scores", {}) if isinstance(scores, dict) else {}
             model, game, experiment, name = _path_parts(file)
             for metric, value in episode.items():
                 rows.append((game, model, experiment, name, metric, value))

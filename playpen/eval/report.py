@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from playpen.errors import PlaypenError
 from playpen.eval.clemscore import clem_table, clemscore_of, crashed_episodes, episode_scores
 
 
@@ -93,7 +94,12 @@ def write_report(dirs: list[str | Path], out_dir: str | Path | None = None) -> p
     """Aggregate the folders, write results.csv/raw.csv/results.html/report.md and the plots into out_dir
     (default: the only folder given); returns the clem table."""
     dirs = [Path(d) for d in dirs]
+    for d in dirs:
+        if not d.is_dir():
+            raise PlaypenError(f"results folder not found: {d}")
     out = Path(out_dir) if out_dir else dirs[0]
+    if out.exists() and not out.is_dir():
+        raise PlaypenError(f"report folder {out} is a file: give a folder with -o")
     out.mkdir(parents=True, exist_ok=True)
     scores = load_runs(dirs)
     table = clem_table(scores, out_dir=out)

@@ -33,6 +33,7 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
     if suite not in ("clem", "static", "all"):
         raise PlaypenError(f"unknown suite {suite!r}: choose clem, static or all")
     spec = resolve_model_spec(model_name)
+    _check_request(games, split, static_tasks, static_include)
     out = Path(run_dir) if run_dir else Path("playpen-eval") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     if skip_gameplay and not out.is_dir():
         raise PlaypenError(f"run folder not found: {out} (--skip_gameplay re-uses an existing folder: give it with -r)")
@@ -61,6 +62,23 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
         note = unavailable_note(static)
         merged = _merge_val_file(out, spec.model_name, values)
     return {"run_dir": str(out), "val_file": str(val_file(out, spec.model_name)), "note": note, **merged}
+
+
+def _check_request(games: list[str] | None, split: str, static_tasks: list[str] | None,
+                   static_include: str | None) -> None:
+    """The user's choices, checked before anything is written (a mistake leaves no empty run folder)."""
+    from playpen.data.splits import SPLIT_NAMES
+    from playpen.eval.statscore import parse_tasks
+    from playpen.registry import select_games
+
+    if split not in (*SPLIT_NAMES, "all"):
+        raise PlaypenError(f"unknown split {split!r}: choose train, validation, test or all")
+    if games:
+        select_games(games)
+    if static_tasks:
+        parse_tasks(static_tasks)
+    if static_include and not Path(static_include).is_dir():
+        raise PlaypenError(f"--static-include {static_include}: folder not found (it should hold lm-eval task files)")
 
 
 def _merge_val_file(out: Path, model_name: str, values: dict) -> dict:

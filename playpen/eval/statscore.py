@@ -10,13 +10,20 @@ Default suite (the upstream static suite, as far as lm-eval provides it):
 CLadder is left out: lm-eval has no task for it. Any lm-eval task can be run with
 `playpen eval MODEL --suite static --static-tasks NAME:METRIC ...`.
 The datasets come from the Hugging Face hub; offline, point lm-eval at local copies with task files of
-your own (`--static-include DIR`), as Playpen's tests do with tiny local datasets.
+your own (`--static-include DIR`), as Playpen's tests do with tiny local datasets. Where the hub cannot be
+reached the suite runs in HF offline mode (cached datasets load, missing ones are reported at once instead of
+after a minute of retries).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from playpen.errors import PlaypenError
 
@@ -74,6 +81,34 @@ def make_lm(model, batch_size: int = 8):
     raise PlaypenError(f"statscore needs a language model; {model.name!r} ({backend}) cannot run static benchmarks")
 
 
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether a connection to the Hugging Face hub (HF_ENDPOINT) can be opened."""
+    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    try:
+        socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def offline_unless_hub_reachable() -> Iterator[bool]:
+    """HF offline mode for the block when the hub cannot be reached; yields whether it was switched on.
+    The libraries read HF_HUB_OFFLINE at import, which has happened by now, so their flags are set directly."""
+    import datasets.config
+    import huggingface_hub.constants
+
+    if huggingface_hub.constants.HF_HUB_OFFLINE or datasets.config.HF_HUB_OFFLINE or hub_reachable():
+        yield False
+        return
+    saved = huggingface_hub.constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
+    huggingface_hub.constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield True
+    finally:
+        huggingface_hub.constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = saved
+
+
 def run_static(model, benchmarks: dict[str, Benchmark] | None = None, *, limit: int | None = None,
                include_path: str | None = None, include_defaults: bool = True, batch_size: int = 8,
                max_gen_tokens: int | None = None) -> dict:
@@ -99,10 +134,11 @@ def run_static(model, benchmarks: dict[str, Benchmark] | None = None, *, limit: 
     scores, unavailable = {}, {}
     for name, bench in benchmarks.items():  # one at a time, so that one missing dataset spares the others
         try:
-            output = simple_evaluate(model=lm, tasks=[bench.task], task_manager=manager, limit=limit,
-                                     apply_chat_template=True, fewshot_as_multiturn=True,
-                                     gen_kwargs=f"max_gen_toks={max_gen_tokens}" if max_gen_tokens else None,
-                                     log_samples=False, verbosity="ERROR")
+            with offline_unless_hub_reachable():
+                output = simple_evaluate(model=lm, tasks=[bench.task], task_manager=manager, limit=limit,
+                                         apply_chat_template=True, fewshot_as_multiturn=True,
+                                         gen_kwargs=f"max_gen_toks={max_gen_tokens}" if max_gen_tokens else None,
+                                         log_samples=False, verbosity="ERROR")
         except OSError as e:  # ConnectionError, the hub's offline and not-found errors, missing files
             unavailable[name] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".strip()
             continue

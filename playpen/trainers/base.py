@@ -19,11 +19,11 @@ from typing import Any
 
 from clemcore.backends import ModelSpec
 
+from playpen.data import splits
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json
 
-TRAINING_GAMES = ["taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame", "imagegame",
-                  "privateshared"]
+TRAINING_GAMES = list(splits.TRAINING_GAMES)  # the games with a train split
 
 
 class PlaypenTrainer:
@@ -64,13 +64,37 @@ class PlaypenTrainer:
     def configure(self, overrides: dict[str, str]) -> None:
         """Set hyperparameters (class attributes) from `name=value` strings, typed like their defaults."""
         for name, text in overrides.items():
-            if not hasattr(self, name) or callable(getattr(self, name)):
-                known = sorted(k for k, v in vars(type(self)).items() if not k.startswith("_") and not callable(v))
+            if name not in self.settings():
+                known = sorted(self.settings())
                 raise PlaypenError(f"{type(self).__name__} has no setting {name!r}; settings: {', '.join(known)}")
             try:
                 setattr(self, name, _typed(text, getattr(self, name)))
             except PlaypenError as e:
                 raise PlaypenError(f"--set {name}: {e}") from None
+
+    @classmethod
+    def settings(cls) -> dict[str, Any]:
+        """The trainer's settings (class attributes, its own and inherited) and their values."""
+        found = {}
+        for klass in reversed(cls.__mro__[:cls.__mro__.index(PlaypenTrainer) + 1]):
+            found.update({k: v for k, v in vars(klass).items()
+                          if not k.startswith("_") and not callable(v) and not isinstance(v, (property, classmethod))})
+        return found
+
+    def reporting(self) -> str:
+        """report_to, checked: a metrics service whose package is missing is named with the install command
+        (transformers would raise deep inside the trainer's set-up)."""
+        from transformers.integrations import integration_utils
+
+        for name in (n.strip() for n in self.report_to.split(",")):
+            if name not in ("none", "all") and name not in integration_utils.INTEGRATION_TO_CALLBACK:
+                known = ", ".join(["none", *sorted(integration_utils.INTEGRATION_TO_CALLBACK)])
+                raise PlaypenError(f"--set report_to={name}: unknown; choose from {known} (comma-separated)")
+            available = getattr(integration_utils, f"is_{name}_available", None)
+            if available is not None and not available():
+                raise PlaypenError(f"--set report_to={name}: the {name} package is not installed; "
+                                   f"run: .venv/bin/pip install {name}")
+        return self.report_to
 
     def device_args(self) -> dict:
         """TRL config arguments for this machine: bfloat16 on GPUs, plain float32 on the CPU."""
@@ -83,7 +107,7 @@ class PlaypenTrainer:
         """The TRL config arguments every trainer shares: checkpointing, logging, seed and device."""
         return {"output_dir": str(self.progress_dir), "logging_steps": self.logging_steps,
                 "save_strategy": "steps" if self.save_steps > 0 else "no", "save_steps": max(1, self.save_steps),
-                "save_total_limit": 1, "report_to": self.report_to, "seed": self.seed, **self.device_args()}
+                "save_total_limit": 1, "report_to": self.reporting(), "seed": self.seed, **self.device_args()}
 
     def resume_checkpoint(self) -> Path | None:
         """The newest complete intermediate checkpoint (Trainer writes trainer_state.json last), if any."""
@@ -126,6 +150,18 @@ class PlaypenTrainer:
                               progress=False)
         return path
 
+    def sft_samples(self, games: list[str], data: str = ""):
+        """SFT data: one prompt-completion sample per assistant turn (the loss covers the learner's turns only,
+        with any chat template) of `data` (a JSONL of {messages, meta} samples, e.g. from `playpen dataset
+        conversational`, or a playpen-data id) or, by default, of the experts' won episodes on the train split."""
+        from playpen.data.episodes import conversational, load_playpen_data, prompt_completion, to_dataset
+
+        if data:
+            rows = load_playpen_data(data)
+        else:
+            rows = conversational([self.expert_episodes(games, split="train")], games=games, outcomes=["success"])
+        return to_dataset(prompt_completion(rows)).remove_columns("meta")
+
     def finish(self, trainer, adapter: bool = False) -> str | None:
         """Save the final checkpoint, plot the curves and register the model; returns its registered name."""
         checkpoint = self.output_dir / f"checkpoint-{trainer.state.global_step}"
@@ -137,6 +173,8 @@ class PlaypenTrainer:
         name = self.register(checkpoint, adapter=adapter)
         atomic_write_json(self.output_dir / "training.json", {
             "trainer": type(self).__name__, "learner": self.learner_name, "registered_as": name,
+            "settings": {k: getattr(self, k) for k in self.settings()}, "temperature": self.temperature,
+            "max_tokens": self.max_tokens, "teacher": self.teacher.model_name if self.teacher else None,
             "checkpoint": str(checkpoint), "global_step": trainer.state.global_step,
             "num_processes": trainer.accelerator.num_processes, "log_history": trainer.state.log_history})
         shutil.rmtree(self.progress_dir, ignore_errors=True)  # the final model is saved: nothing to resume
@@ -168,7 +206,10 @@ def _typed(text: str, default: Any) -> Any:
             raise PlaypenError(f"expected true or false, not {text!r}")
         return text.lower() in ("1", "true", "yes")
     if isinstance(default, list):
-        return [t for t in text.split(",") if t]
+        values = [t.strip() for t in text.split(",") if t.strip()]
+        if not values:
+            raise PlaypenError("expected one or more comma-separated values, e.g. taboo,wordle")
+        return values
     for kind, label in ((int, "a whole number"), (float, "a number")):
         if isinstance(default, kind):
             try:

@@ -34,6 +34,8 @@ def trainer_class(file: str | Path) -> type[PlaypenTrainer]:
     if len(found) > 1:
         names = ", ".join(sorted(c.__name__ for c in found))
         raise PlaypenError(f"{path} defines several trainers ({names}): keep one per file")
+    if found[0].learn is PlaypenTrainer.learn:
+        raise PlaypenError(f"{found[0].__name__} in {path} has no learn() method: write one (see examples/trl/)")
     return found[0]
 
 
@@ -51,5 +53,6 @@ def run_trainer(file: str | Path, learner: str, teacher: str | None = None, *, t
     trainer = cls(resolve_model_spec(learner), resolve_model_spec(teacher) if teacher else None,
                   temperature=temperature, max_tokens=max_tokens)
     trainer.configure(overrides)
+    trainer.reporting()  # a missing metrics package is named before any work is done
     trainer.learn()
     return trainer

@@ -109,6 +109,29 @@ def test_offline_eval_keeps_clemscore_and_names_the_benchmarks_it_could_not_load
     assert set(static["benchmarks"]) == {"local_mmlu_pro"} and set(static["unavailable"]) == {"offline_ifeval"}
 
 
+@pytest.mark.parametrize("reachable", [True, False])
+def test_hf_offline_mode_is_on_only_while_the_hub_cannot_be_reached(monkeypatch, reachable):
+    import datasets.config
+    import huggingface_hub.constants
+
+    from playpen.eval import statscore
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(statscore, "hub_reachable", lambda: reachable)
+    with statscore.offline_unless_hub_reachable() as switched:
+        assert switched is not reachable
+        assert huggingface_hub.constants.HF_HUB_OFFLINE is datasets.config.HF_HUB_OFFLINE is (not reachable)
+    assert huggingface_hub.constants.HF_HUB_OFFLINE is datasets.config.HF_HUB_OFFLINE is False
+
+
+def test_the_hub_probe_fails_fast_on_an_endpoint_nobody_answers(monkeypatch):
+    from playpen.eval.statscore import hub_reachable
+
+    monkeypatch.setenv("HF_ENDPOINT", "https://127.0.0.1:9")  # the discard port: refused at once
+    assert hub_reachable(timeout=1.0) is False
+
+
 def test_task_specs_parse_and_mistakes_are_clear():
     assert parse_tasks(["arc_easy:acc,none"]) == {"arc_easy": Benchmark("arc_easy", "acc,none")}
     assert parse_tasks(["eq:eqbench,none:1"])["eq"].scale == 1.0

@@ -38,11 +38,36 @@ def test_settings_are_typed_like_their_defaults(setting, value, expected):
     ("rate", "fast", "--set rate: expected a number, not 'fast'"),
     ("flag", "ture", "--set flag: expected true or false, not 'ture'"),
     ("stpes", "3", "Settings has no setting 'stpes'; settings: "),
+    ("games", ",", "--set games: expected one or more comma-separated values"),
 ])
 def test_a_setting_that_does_not_fit_is_one_clear_error(setting, value, message):
     with pytest.raises(PlaypenError) as error:
         Settings(learner=None).configure({setting: value})
     assert str(error.value).startswith(message)
+
+
+def test_the_settings_listed_include_the_inherited_ones_and_no_properties():
+    settings = Settings.settings()
+    assert {"steps", "rate", "seed", "save_steps", "report_to", "resume"} <= set(settings)
+    assert "learner_name" not in settings and "output_dir" not in settings
+    with pytest.raises(PlaypenError, match="has no setting 'output_dir'"):
+        Settings(learner=None).configure({"output_dir": "elsewhere"})
+
+
+def test_a_metrics_service_that_is_not_installed_is_named_with_its_install_command(monkeypatch):
+    from clemcore.backends import ModelSpec
+    from transformers.integrations import integration_utils
+
+    monkeypatch.setattr(integration_utils, "is_wandb_available", lambda: False)
+    trainer = Settings(learner=ModelSpec(model_name="m"))
+    trainer.configure({"report_to": "wandb"})
+    with pytest.raises(PlaypenError, match="the wandb package is not installed; run: .*pip install wandb"):
+        trainer.trl_args()
+    trainer.configure({"report_to": "wandbb"})
+    with pytest.raises(PlaypenError, match="report_to=wandbb: unknown; choose from none, .*tensorboard"):
+        trainer.reporting()
+    trainer.configure({"report_to": "none"})
+    assert trainer.trl_args()["report_to"] == "none"
 
 
 @pytest.mark.slow

@@ -50,6 +50,19 @@ def test_example_trains_registers_and_the_model_plays(tiny, capsys, example, set
 
 
 @pytest.mark.slow
+def test_sft_trains_on_a_dataset_the_user_built(tiny, capsys):
+    main(["play", "-g", "taboo", "-m", "expert", "--split", "train", "-r", "demos", "-e", "high_en"])
+    main(["dataset", "conversational", "demos", "-o", "sft.jsonl", "--outcome", "success"])
+    rows = [json.loads(line) for line in Path("sft.jsonl").read_text().splitlines()]
+    main(["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", tiny, "--set", "data=sft.jsonl",
+          "--set", "max_steps=2", "--set", "batch_size=2"])
+    assert rows and registered("tiny-sft")
+    assert not Path("playpen-records/expert").exists()  # the user's samples, not the experts' demonstrations
+    record = json.loads(Path("models/sft/tiny/training.json").read_text())
+    assert record["global_step"] == 2 and record["settings"]["data"] == "sft.jsonl"
+
+
+@pytest.mark.slow
 def test_sft_on_expert_episodes_raises_the_tiny_models_played_rate(tiny, capsys):
     main(["play", "-g", "referencegame", "-m", tiny, "-L", "24", "--split", "validation", "-r", "before"])
     main(["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", tiny, "--set", "games=referencegame",
@@ -67,7 +80,10 @@ def test_run_needs_exactly_one_trainer(in_tmp_cwd, capsys):
     (in_tmp_cwd / "two.py").write_text("from playpen.trainers import PlaypenTrainer\n"
                                        "class A(PlaypenTrainer):\n    pass\nclass B(PlaypenTrainer):\n    pass\n")
     (in_tmp_cwd / "broken.py").write_text("def f(:\n")
+    (in_tmp_cwd / "nolearn.py").write_text("from playpen.trainers import PlaypenTrainer\n"
+                                           "class Idle(PlaypenTrainer):\n    algorithm = 'idle'\n")
     for file, message in (("none.py", "defines no trainer"), ("two.py", "several trainers (A, B)"),
+                          ("nolearn.py", "Idle in nolearn.py has no learn() method"),
                           ("broken.py", "syntax error"), ("missing.py", "trainer file not found")):
         with pytest.raises(SystemExit):
             main(["run", file, "-l", "expert"])
