@@ -204,14 +204,18 @@ def cmd_transcribe(args: argparse.Namespace) -> None:
     _quiet_clemcore()
     from clemcore.clemgame.transcripts.builder import build_transcripts
 
+    from playpen.files import read_json
     from playpen.registry import select_games
 
     if not Path(args.results_dir).is_dir():
         raise PlaypenError(f"results folder not found: {args.results_dir}")
     games = [] if args.game == "all" else [s.game_name for s in select_games(args.game)]
-    if not any(Path(args.results_dir).rglob("interactions.json")):
+    episodes = list(Path(args.results_dir).rglob("interactions.json"))
+    if not episodes:
         raise PlaypenError(f"no episodes (interactions.json) found below {args.results_dir}: give the folder "
                            "`playpen play -r` wrote")
+    for file in episodes:  # clemcore logs a broken file and carries on; name it instead
+        read_json(file, "interactions file")
     build_transcripts(args.results_dir, games)
     print(f"transcripts written next to each interactions.json in {args.results_dir}")
 

@@ -188,6 +188,10 @@ def test_truncated_score_files_are_named_not_a_traceback(in_tmp_cwd, capsys):
     for argv in (["report", "results"], ["dataset", "conversational", "results", "-o", "s.jsonl"]):
         code, _, err = run(argv, capsys)
         assert code == 2 and f"{broken} is not valid JSON" in err and "Traceback" not in err
+    interactions = broken.parent / "interactions.json"
+    interactions.write_text(interactions.read_text()[:50])
+    code, _, err = run(["transcribe", "-r", "results"], capsys)
+    assert code == 2 and f"{interactions} is not valid JSON" in err
 
 
 def test_a_malformed_key_file_is_named(in_tmp_cwd, capsys):
