@@ -11,6 +11,15 @@ from typing import Any
 from playpen.errors import PlaypenError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()  # read once: os.umask can only be read by setting it
+
+
 def read_json(path: str | Path, what: str = "JSON file") -> Any:
     """Load a JSON file, turning a missing or malformed file into a PlaypenError naming it."""
     path = Path(path)
@@ -38,7 +47,8 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(fd, 0o666 & ~UMASK)  # mkstemp's private 0600 would make results unreadable to others
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:  # lone surrogates from a server: "?"
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

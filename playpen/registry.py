@@ -122,9 +122,7 @@ def load_benchmark(spec: GameSpec):
 def load_instances(spec: GameSpec, instances_file: str | None = None) -> dict:
     """The instances file of a game (default: the one its spec names), checked for the expected shape."""
     name = instances_file or getattr(spec, "instances", None) or "instances"
-    path = Path(name)
-    if path.suffix != ".json":
-        path = path.with_suffix(".json")
+    path = Path(name if name.endswith(".json") else f"{name}.json")  # as clemcore: "v2.0" -> "v2.0.json"
     if not path.is_absolute() and not path.exists():
         path = Path(spec.game_path) / "in" / path
     data = read_json(path, f"instances file for {spec.game_name}")

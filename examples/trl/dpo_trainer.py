@@ -5,14 +5,14 @@
     playpen run examples/trl/dpo_trainer.py -l smol-135m --set data=pairs.jsonl   # your own pairs
 
 By default the pairs contrast the expert with the learner itself on the train split: both play every
-instance (recorded in playpen-records/), and wherever their outcomes differ the better episode is chosen,
-as a whole dialogue and at the first turn where the two diverge (`playpen dataset preference` builds the
-same pairs from any results folders). Registered as <learner>-dpo.
+instance (recorded in playpen-records/; the learner afresh on every run), and wherever their outcomes differ
+the better episode's answer is chosen at the first turn where the two diverge (`playpen dataset preference
+--level turn` builds the same pairs from any results folders). Only turn-level pairs: a whole-dialogue pair
+would also train on the game's messages, which TRL's DPO counts as completion. Registered as <learner>-dpo.
 """
 
 from trl import DPOConfig, DPOTrainer
 
-from playpen.cli import play
 from playpen.data.episodes import load_playpen_data, preference_pairs, to_dataset
 from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
 
@@ -30,12 +30,9 @@ class GameDPO(PlaypenTrainer):
     def learn(self):
         if self.data:
             dataset = load_playpen_data(self.data)
-        else:
-            expert = self.expert_episodes(self.games, split="train")
-            _, _, own = play(self.games, [self.learner.model_name], temperature=self.temperature,
-                             max_tokens=self.max_tokens, split="train", results_dir="playpen-records/dpo",
-                             progress=False)
-            dataset = to_dataset(preference_pairs([expert, own], games=self.games))
+        else:  # turn level: TRL's DPO would count every token after the prompt, the game's own text included
+            expert, own = self.expert_episodes(self.games), self.learner_episodes(self.games)
+            dataset = to_dataset(preference_pairs([expert, own], games=self.games, levels=("turn",)))
         model, tokenizer = self.load_learner()
         config = DPOConfig(
             num_train_epochs=self.epochs, max_steps=self.max_steps,

@@ -87,7 +87,11 @@ class BatchModel(BatchGenerativeModel):
         rows, prompts = [], []
         previous = previous or [None] * len(batch)
         for i, messages in enumerate(batch):
-            ids = self.render(messages, previous[i])
+            try:
+                ids = self.render(messages, previous[i])
+            except Exception as e:  # a chat the template rejects fails alone, not its whole batch
+                results[i] = e
+                continue
             if len(ids) + self.max_tokens > self.context_size:
                 results[i] = ContextTooLongError(f"{self.model_spec.model_name}: the chat has {len(ids)} tokens; "
                                                  f"with {self.max_tokens} new ones it exceeds the context of "

@@ -67,14 +67,17 @@ def load_tokenizer(spec: ModelSpec):
     return tokenizer
 
 
-def load_causal_lm(spec: ModelSpec):
-    """The model on the GPU(s) in bfloat16 when there are GPUs, else on the CPU in float32."""
+def load_causal_lm(spec: ModelSpec, for_training: bool = False):
+    """The model on the GPU(s) in bfloat16 when there are GPUs, else on the CPU in float32.
+
+    For training the weights are loaded without a device map (the trainer, under accelerate, places them on
+    each process's device) and a LoRA adapter is merged into them, so that all weights can be trained."""
     from transformers import AutoModelForCausalLM
 
     config = model_config(spec)
     kwargs: dict[str, Any] = {"token": hf_token(spec), "trust_remote_code": config.get("trust_remote_code", False)}
     if torch.cuda.is_available():
-        kwargs.update(device_map="auto", dtype=torch.bfloat16)
+        kwargs.update(dtype=torch.bfloat16, **({} if for_training else {"device_map": "auto"}))
     else:
         kwargs.update(dtype=torch.float32)
     if config.get("attn_implementation"):
@@ -97,6 +100,8 @@ def load_causal_lm(spec: ModelSpec):
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, config["peft_model"])
+        if for_training:  # a loaded adapter is frozen, and so is what it sits on: train the merged weights
+            model = model.merge_and_unload().requires_grad_(True)
     model.eval()
     return model
 
@@ -204,7 +209,9 @@ class HFModel(BatchModel):
             width, keep = max(len(s) for s in chunk), max(lengths) + 1
             input_ids = torch.tensor([[pad] * (width - len(s)) + s for s in chunk], device=self.device)
             attention = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in chunk], device=self.device)
-            logits = self.model(input_ids=input_ids, attention_mask=attention, logits_to_keep=keep).logits.float()
+            positions = (attention.cumsum(-1) - 1).clamp(min=0)  # as generate counts them: padding takes none
+            logits = self.model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
+                                logits_to_keep=keep).logits.float()
             if self.temperature > 0:
                 logits = logits / self.temperature
             # logits[:, j] predicts token width - keep + j + 1; completion tokens are the last len(c) ones

@@ -98,7 +98,19 @@ class OpenAICompatibleModel(Model):
         text = raw["choices"][0]["message"].get("content") or ""
         return Generation(text, prompt=request, raw=raw)
 
+    async def aclose(self) -> None:
+        """Close the clients (their connections are bound to the event loop they were made in)."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
     def generate_response(self, messages: list[dict]) -> tuple[Any, Any, str]:
-        """clemcore's synchronous protocol (one request at a time)."""
-        g = asyncio.run(self.agenerate(messages))
+        """clemcore's synchronous protocol (one request at a time, each in its own event loop)."""
+        async def once() -> Generation:
+            try:
+                return await self.agenerate(messages)
+            finally:
+                await self.aclose()
+
+        g = asyncio.run(once())
         return g.prompt, g.raw, g.text

@@ -8,6 +8,8 @@ and `model_config.peft_model` serves a LoRA adapter.
 
 from __future__ import annotations
 
+import dataclasses
+
 from clemcore.backends import ModelSpec
 
 from playpen.backends import BatchModel, Generation
@@ -36,6 +38,10 @@ class VLLMModel(BatchModel):
                                "GPU: pip install -e '.[vllm]' in the clone (or use its huggingface_local entry)") from None
         config = getattr(spec, "model_config", {}) or {}
         engine_args = {"enable_lora": bool(config.get("peft_model")), **config.get("vllm", {})}
+        if "logprobs_mode" in {f.name for f in dataclasses.fields(vllm.EngineArgs)}:
+            # log-probs of the sampling distribution (after temperature), as HFModel records them; vLLM's default
+            # is the raw logits' log-softmax
+            engine_args.setdefault("logprobs_mode", "processed_logprobs")
         self.llm = vllm.LLM(model=spec.huggingface_id, trust_remote_code=config.get("trust_remote_code", False),
                             **engine_args)
         self.tokenizer = self.llm.get_tokenizer()

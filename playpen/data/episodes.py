@@ -32,6 +32,10 @@ class PlayerView:
     game_role: str
     model: str
     messages: list[dict]
+    # What the player was shown before each of its answers, where the game edited its history (privateshared
+    # drops answered probes, so the chat above is not what any turn saw); None where every turn saw the chat's
+    # prefix. Read from the episode's player_N.requests.json.
+    turn_prompts: list[list[dict]] | None = None
 
 
 @dataclass
@@ -82,6 +86,45 @@ def _outcome(scores: dict) -> tuple[str, float | None]:
     return outcome, (None if score is None or score != score else float(score))
 
 
+def _merged(messages: list[dict]) -> list[dict]:
+    """Consecutive messages of one role as one message (one turn), as chat templates expect."""
+    merged: list[dict] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1] = {"role": message["role"], "content": merged[-1]["content"] + "\n\n" + message["content"]}
+        else:
+            merged.append({"role": message["role"], "content": message["content"]})
+    return merged
+
+
+def _as_chat(prompt) -> list[dict] | None:
+    """A recorded request's prompt as chat messages (a list of messages, or an API request holding them)."""
+    if isinstance(prompt, dict) and isinstance(prompt.get("messages"), list):
+        prompt = prompt["messages"]
+    if isinstance(prompt, list) and prompt and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in prompt):
+        return [{"role": m["role"], "content": m["content"]} for m in prompt]
+    return None
+
+
+def _turn_prompts(folder: Path, view: PlayerView) -> list[list[dict]] | None:
+    """The chats the player's answers were given to, when they are recorded and are not simply the prefixes
+    of its conversation."""
+    file = folder / f"{view.name.lower().replace(' ', '_')}.requests.json"
+    if not file.exists():
+        return None
+    try:
+        calls = read_json(file, "requests file").get("calls", [])
+        prompts = [_as_chat(c["call"]["manipulated_prompt_obj"]) for c in calls]
+    except (PlaypenError, AttributeError, KeyError, TypeError):
+        return None  # a requests file of another shape: the conversation is all we have
+    answers = [i for i, m in enumerate(view.messages) if m["role"] == "assistant"]
+    if not prompts or any(p is None for p in prompts) or len(prompts) != len(answers):
+        return None
+    prompts = [_merged(p) for p in prompts]
+    return None if all(p == view.messages[:i] for p, i in zip(prompts, answers)) else prompts
+
+
 def _views(interactions: dict) -> list[PlayerView]:
     """Each model player's chat, rebuilt from the recorded events."""
     chats: dict[str, list[dict]] = defaultdict(list)
@@ -99,12 +142,7 @@ def _views(interactions: dict) -> list[PlayerView]:
         role, model = _role_and_model(entry)
         if "programmatic" in model.lower() and model.lower() not in ("expert", "mock"):
             continue  # a player the game itself plays (e.g. a 2.0 textmapworld describer)
-        merged: list[dict] = []
-        for message in chat:  # consecutive messages of one role are one turn
-            if merged and merged[-1]["role"] == message["role"]:
-                merged[-1] = {"role": message["role"], "content": merged[-1]["content"] + "\n\n" + message["content"]}
-            else:
-                merged.append(message)
+        merged = _merged(chat)  # consecutive messages of one role are one turn
         if any(m["role"] == "assistant" for m in merged):
             views.append(PlayerView(name, role, model, merged))
     return views
@@ -130,8 +168,11 @@ def read_episodes(results_dirs: Iterable[str | Path]) -> Iterator[Episode]:
                 task_id = read_json(instance_file, "instance file").get("game_id")
             if task_id is None:
                 task_id = int(re.sub(r"\D", "", folder.name) or -1)
+            views = _views(interactions)
+            for view in views:
+                view.turn_prompts = _turn_prompts(folder, view)
             yield Episode(str(folder), meta.get("game_name") or file.parts[-4], _experiment_name(folder.parent),
-                          int(task_id), outcome, main_score, _views(interactions))
+                          int(task_id), outcome, main_score, views)
 
 
 def _keep(value: str, allowed: Iterable[str] | None) -> bool:
@@ -156,10 +197,13 @@ def conversational(results_dirs: Iterable[str | Path], *, games=None, roles=None
             continue
         for view in episode.players:
             if _keep(view.game_role, roles) and _keep(view.model, models):
-                rows.append({"messages": view.messages, "meta": {
+                row = {"messages": view.messages, "meta": {
                     "game": episode.game, "experiment": episode.experiment, "task_id": episode.task_id,
                     "player_name": view.name, "game_role": view.game_role, "model": view.model,
-                    "outcome": episode.outcome}})
+                    "outcome": episode.outcome}}
+                if view.turn_prompts is not None:
+                    row["turn_prompts"] = view.turn_prompts
+                rows.append(row)
     return rows
 
 
@@ -210,9 +254,13 @@ def prompt_completion(rows: Iterable[dict]) -> list[dict]:
     out = []
     for row in rows:
         messages = row["messages"]
-        for i, message in enumerate(messages):
-            if message["role"] == "assistant" and i > 0:
-                out.append({"prompt": messages[:i], "completion": [message], "meta": row.get("meta") or {}})
+        answers = [i for i, m in enumerate(messages) if m["role"] == "assistant" and i > 0]
+        # where the game edited the player's history, each answer goes with the chat it was really given
+        prompts = row.get("turn_prompts") or [messages[:i] for i in answers]
+        if len(prompts) != len(answers):  # a row whose turn_prompts do not fit: fall back to the chat
+            prompts = [messages[:i] for i in answers]
+        for prompt, i in zip(prompts, answers):
+            out.append({"prompt": prompt, "completion": [messages[i]], "meta": row.get("meta") or {}})
     return out
 
 

@@ -2,7 +2,8 @@
 
     python -m playpen.data.splits      # rewrite playpen/data/splits.json from the packaged instance files
 
-Drawn per experiment with a fixed seed (so every experiment is represented in every split):
+Drawn per experiment with a fixed seed (so every experiment is represented in every split; the three wordle
+games, which share their targets, share one draw):
 - training games (the Playpen paper's: taboo, the wordle games, referencegame, imagegame, privateshared):
   60% train, 20% validation, 20% test;
 - games kept for generalisation (all others): no train split, 20% validation, 80% test.
@@ -22,15 +23,20 @@ SPLIT_NAMES = ("train", "validation", "test")
 TRAINING_GAMES = ("taboo", "wordle", "wordle_withclue", "wordle_withcritic", "referencegame", "imagegame",
                   "privateshared")
 SEED = 2025
+# Games that play the same instances in other variants: they share one draw (the wordle games have the same
+# targets, experiment by experiment, under the same ids), so no target is trained on in one variant and
+# evaluated in another.
+SAME_INSTANCES = {"wordle": "wordle", "wordle_withclue": "wordle", "wordle_withcritic": "wordle"}
 
 
 def draw_splits(game: str, instances: dict) -> dict[str, list[list]]:
     """[experiment, game_id] pairs per split for one game's instances file."""
     fractions = (0.6, 0.2) if game in TRAINING_GAMES else (0.0, 0.2)
     splits: dict[str, list[list]] = {name: [] for name in SPLIT_NAMES}
-    for experiment in instances["experiments"]:
+    for position, experiment in enumerate(instances["experiments"]):
         ids = sorted(int(i["game_id"]) for i in experiment["game_instances"])
-        random.Random(f"{SEED}-{game}-{experiment['name']}").shuffle(ids)
+        family = SAME_INSTANCES.get(game)
+        random.Random(f"{SEED}-{family}-{position}" if family else f"{SEED}-{game}-{experiment['name']}").shuffle(ids)
         n_train = round(fractions[0] * len(ids))
         n_val = max(1, round(fractions[1] * len(ids)))
         parts = {"train": ids[:n_train], "validation": ids[n_train:n_train + n_val], "test": ids[n_train + n_val:]}

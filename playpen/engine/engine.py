@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from clemcore.backends import CustomResponseModel, Model
 
-from playpen.backends import BatchModel, Generation
+from playpen.backends import BatchModel, Generation, redact
 from playpen.engine.results import ResultsWriter, finish_episode
 from playpen.engine.session import EpisodeResult, EpisodeSession, EpisodeTask, Request, drive
 from playpen.registry import load_benchmark
@@ -48,15 +48,20 @@ class ModelServer:
         model = self.model
         if isinstance(model, CustomResponseModel):
             text = request.player._custom_response(request.context)
-            return Generation(text, prompt=request.context,
+            return Generation(text, prompt=request.messages,
                               raw={"clem_player": {"response": text, "model_name": model.name}})
         if isinstance(model, BatchModel):
             return await self._batched(request.messages, request.previous)
         async with self.in_flight:
             if hasattr(model, "agenerate"):
-                return await model.agenerate(request.messages)
-            prompt, raw, text = await asyncio.to_thread(model.generate_response, request.messages)
-            return Generation(text, prompt=prompt, raw=raw)
+                generation = await model.agenerate(request.messages)
+            else:
+                prompt, raw, text = await asyncio.to_thread(model.generate_response, request.messages)
+                generation = Generation(text, prompt=prompt, raw=raw)
+        # a server may send text that is no valid UTF-8 (JSON allows lone surrogates, e.g. "\ud800"); the
+        # episode could not be written to disk with it, so such characters become "?"
+        generation.text = str(generation.text).encode("utf-8", "replace").decode("utf-8")
+        return generation
 
     async def _batched(self, messages: list[dict], previous: list[int] | None) -> Generation:
         future = asyncio.get_running_loop().create_future()
@@ -73,7 +78,7 @@ class ModelServer:
             greedy = not self.model.temperature
             groups: dict[str, list[tuple[list[dict], list[int] | None, asyncio.Future]]] = {}
             for i, (messages, previous, future) in enumerate(self.pending):
-                key = json.dumps([messages, previous], sort_keys=True) if greedy else str(i)
+                key = json.dumps([messages, previous], sort_keys=True, default=repr) if greedy else str(i)
                 if key in groups or len(groups) < self.batch_size:
                     groups.setdefault(key, []).append((messages, previous, future))
             taken = {id(f) for group in groups.values() for _, _, f in group}
@@ -84,7 +89,10 @@ class ModelServer:
             self.generated += len(chats)
             try:
                 results = await asyncio.to_thread(self.model.generate_batch, chats, previous)
-            except Exception as e:  # the whole call failed: every request in it fails
+                if len(results) != len(chats):
+                    raise RuntimeError(f"{self.model.name}: generate_batch answered {len(results)} of {len(chats)} "
+                                       "chats")
+            except Exception as e:  # the whole call failed: every request in it fails (none is left waiting)
                 results = [e] * len(chats)
             for group, result in zip(groups.values(), results):
                 for _, _, future in group:
@@ -166,6 +174,9 @@ class Engine:
         finally:
             bar.close()
             self.stats.seconds += time.perf_counter() - start
+            for server in self._servers.values():  # connections belong to this event loop, which ends here
+                if hasattr(server.model, "aclose"):
+                    await server.model.aclose()
         return results  # type: ignore[return-value]
 
     def _benchmark(self, task: EpisodeTask):
@@ -199,23 +210,31 @@ class Engine:
                 for k in range(1, self.branch):
                     branches.append(asyncio.create_task(self._continue(current.fork(f"b{turn}_{k}"))))
 
-        result = await self._continue(session, fork_at_branch_turns)
-        result.branches = list(await asyncio.gather(*branches))
+        error = await self._drive(session, fork_at_branch_turns)
+        # the forks are recorded before the episode they came from: an episode on disk as complete has all its
+        # branches, so resuming never skips an episode whose branches were lost
+        forks = list(await asyncio.gather(*branches))
+        result = self._finish(session, error)
+        result.branches = forks
         return result
 
-    async def _continue(self, session: EpisodeSession, before_request=None) -> EpisodeResult:
+    async def _continue(self, session: EpisodeSession) -> EpisodeResult:
         """Play a started session to its end and record it."""
+        return self._finish(session, await self._drive(session))
+
+    async def _drive(self, session: EpisodeSession, before_request=None) -> Exception | None:
+        """Play a started session to its end; the exception that stopped it early, if any."""
         try:
             steps = await drive(session, lambda r: self._server(r.player.model).respond(r), MAX_STEPS,
                                 before_request)
             self.stats.requests += steps  # not `+= await ...`: that would read the counter before awaiting
         except Exception as e:
-            return self._finish(session, e)
-        return self._finish(session)
+            return e
+        return None
 
     def _finish(self, session: EpisodeSession, error: Exception | None = None) -> EpisodeResult:
         if error is not None:  # recorded as an aborted episode with its error; the run goes on
-            logger.warning("episode %s raised %s: %s", session.task.key, type(error).__name__, error)
+            logger.warning("episode %s raised %s: %s", session.task.key, type(error).__name__, redact(str(error)))
             session.fail(error)
             self.stats.errors += 1
         result = finish_episode(session, self.results)

@@ -131,14 +131,16 @@ def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> Epi
     if not experiment_file.exists():
         atomic_write_json(experiment_file, {**task.experiment, "timestamp": _now(), "game_name": task.game_name,
                                             "player_models": writer.model_infos})
+    # an episode played again into its folder: first unmark it, so that an interruption while writing leaves
+    # it incomplete (to be played again), never new files beside old ones marked complete
+    for stale in ("completed.json", "error.json", "scores.json", *(f.name for f in path.glob("*.requests.json"))):
+        (path / stale).unlink(missing_ok=True)
     atomic_write_json(path / "instance.json", task.instance)
     atomic_write_json(path / "interactions.json", interactions)
     for player_name, calls in session.call_recorders.items():
         if len(calls) > 0:
             atomic_write_json(path / f"{player_name.lower().replace(' ', '_')}.requests.json", calls.requests)
     atomic_write_json(path / "scores.json", scores)
-    (path / "completed.json").unlink(missing_ok=True)
-    (path / "error.json").unlink(missing_ok=True)
     if session.error is not None:
         atomic_write_json(path / "error.json", {"timestamp": _now(), "error": type(session.error).__name__,
                                                 "message": redact(str(session.error)),

@@ -211,7 +211,9 @@ class EpisodeSession:
     def submit(self, request: Request, generation: Generation) -> None:
         """Give the answer to the player and the game master; record the turn."""
         player = request.player
-        player.perceive_response(generation.text, metadata={"prompt": generation.prompt or request.context,
+        # the prompt recorded in player_N.requests.json is the whole chat the player answered (as clemcore's local
+        # backends record it), so that data built from the episode sees exactly what the player saw
+        player.perceive_response(generation.text, metadata={"prompt": generation.prompt or request.messages,
                                                              "response_object": generation.raw or {}})
         turn = Turn(request.messages, generation.text, generation.prompt_ids, generation.completion_ids,
                     generation.logprobs, round=self.game_master.current_round)

@@ -134,7 +134,7 @@ class PlaypenTrainer:
                                f"{self.learner.model_name!r} ({getattr(self.learner, 'backend', '?')})")
         tokenizer = load_tokenizer(self.learner)
         tokenizer.padding_side = "right"  # training pads on the right; generation (HFModel) on the left
-        model = load_causal_lm(self.learner)
+        model = load_causal_lm(self.learner, for_training=True)
         model.train()
         return model, tokenizer
 
@@ -150,14 +150,31 @@ class PlaypenTrainer:
                               progress=False)
         return path
 
+    def learner_episodes(self, games: list[str], split: str = "train") -> Path:
+        """Episodes the learner plays now, with its current weights, -T and -L (played afresh by the main
+        process into playpen-records/<algorithm>/<learner>/; the other processes wait and read them)."""
+        from accelerate import PartialState
+
+        from playpen.cli import play
+
+        folder = Path("playpen-records") / self.algorithm / self.learner_name
+        state = PartialState()
+        if state.is_main_process:
+            shutil.rmtree(folder, ignore_errors=True)  # never pairs from an earlier run's weights or settings
+            play(games, [self.learner_name], temperature=self.temperature, max_tokens=self.max_tokens, split=split,
+                 results_dir=str(folder), progress=False)
+        state.wait_for_everyone()
+        return folder
+
     def sft_samples(self, games: list[str], data: str = ""):
         """SFT data: one prompt-completion sample per assistant turn (the loss covers the learner's turns only,
         with any chat template) of `data` (a JSONL of {messages, meta} samples, e.g. from `playpen dataset
-        conversational`, or a playpen-data id) or, by default, of the experts' won episodes on the train split."""
+        conversational`, or a playpen-data id; samples whose meta names another game or an instance outside the
+        train split are left out) or, by default, of the experts' won episodes on the train split."""
         from playpen.data.episodes import conversational, load_playpen_data, prompt_completion, to_dataset
 
         if data:
-            rows = load_playpen_data(data)
+            rows = [row for row in load_playpen_data(data) if _for_training(row.get("meta") or {}, games)]
         else:
             rows = conversational([self.expert_episodes(games, split="train")], games=games, outcomes=["success"])
         return to_dataset(prompt_completion(rows)).remove_columns("meta")
@@ -165,10 +182,18 @@ class PlaypenTrainer:
     def finish(self, trainer, adapter: bool = False) -> str | None:
         """Save the final checkpoint, plot the curves and register the model; returns its registered name."""
         checkpoint = self.output_dir / f"checkpoint-{trainer.state.global_step}"
-        trainer.save_model(str(checkpoint))
+        partial = self.output_dir / f".{checkpoint.name}.partial"  # the registry may point at checkpoint: replace
+        stacked = adapter and (getattr(self.learner, "model_config", None) or {}).get("peft_model")
+        if stacked:  # a new adapter on weights that had one merged in: no base on disk to put it on, so merge it
+            if trainer.accelerator.is_main_process:
+                trainer.accelerator.unwrap_model(trainer.model).merge_and_unload().save_pretrained(str(partial))
+            adapter = False
+        else:
+            trainer.save_model(str(partial))
         if not trainer.accelerator.is_main_process:
             return None
-        trainer.processing_class.save_pretrained(str(checkpoint))
+        trainer.processing_class.save_pretrained(str(partial))
+        _replace_folder(partial, checkpoint)
         plot_curves(trainer.state.log_history, self.output_dir / "curves.png")
         name = self.register(checkpoint, adapter=adapter)
         atomic_write_json(self.output_dir / "training.json", {
@@ -197,6 +222,30 @@ class PlaypenTrainer:
         entry["model_config"] = config
         register_model(entry)
         return entry["model_name"]
+
+
+def _for_training(meta: dict, games: list[str]) -> bool:
+    """Whether a sample may be trained on: of one of the games, and not of a validation or test instance."""
+    game = meta.get("game")
+    if game is None:
+        return True
+    if game not in games:
+        return False
+    train = splits.split_ids(game, "train")
+    if train is None or meta.get("experiment") is None or meta.get("task_id") is None:
+        return True
+    return (meta["experiment"], int(meta["task_id"])) in train
+
+
+def _replace_folder(new: Path, target: Path) -> None:
+    """Put `new` in the place of `target`: the old folder is moved aside first and removed last, so `target` is
+    never a mix of both (stale files of an earlier run, e.g. an adapter, would change how it loads)."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    new.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _typed(text: str, default: Any) -> Any:

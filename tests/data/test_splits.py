@@ -29,6 +29,20 @@ def test_splits_are_drawn_per_experiment_and_reproducibly():
         assert {exp for exp, _ in splits[name]} == {e["name"] for e in instances["experiments"]}
 
 
+def test_the_wordle_games_share_their_draw_so_no_target_crosses_splits():
+    from playpen.registry import load_instances
+
+    def targets(game: str, split: str) -> set[str]:
+        ids = split_ids(game, split)
+        return {i["target_word"] for e in load_instances(select_games(game)[0])["experiments"]
+                for i in e["game_instances"] if (e["name"], int(i["game_id"])) in ids}
+
+    variants = ("wordle", "wordle_withclue", "wordle_withcritic")
+    trained = set().union(*(targets(g, "train") for g in variants))
+    evaluated = set().union(*(targets(g, s) for g in variants for s in ("validation", "test")))
+    assert trained and evaluated and not trained & evaluated
+
+
 def test_unknown_games_use_all_instances():
     assert split_ids("someone_elses_game", "validation") is None
     assert split_ids("wordle", "all") is None

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from playpen.cli import main
+from playpen.errors import PlaypenError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "trl"
 FIXTURE_GAMES = Path(__file__).resolve().parents[1] / "fixtures" / "games"
@@ -51,7 +52,7 @@ def test_example_trains_registers_and_the_model_plays(tiny, capsys, example, set
 
 @pytest.mark.slow
 def test_sft_trains_on_a_dataset_the_user_built(tiny, capsys):
-    main(["play", "-g", "taboo", "-m", "expert", "--split", "train", "-r", "demos", "-e", "high_en"])
+    main(["play", "-g", "taboo", "-m", "expert", "-r", "demos", "-e", "high_en"])  # every split: filtered below
     main(["dataset", "conversational", "demos", "-o", "sft.jsonl", "--outcome", "success"])
     rows = [json.loads(line) for line in Path("sft.jsonl").read_text().splitlines()]
     main(["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", tiny, "--set", "data=sft.jsonl",
@@ -60,6 +61,37 @@ def test_sft_trains_on_a_dataset_the_user_built(tiny, capsys):
     assert not Path("playpen-records/expert").exists()  # the user's samples, not the experts' demonstrations
     record = json.loads(Path("models/sft/tiny/training.json").read_text())
     assert record["global_step"] == 2 and record["settings"]["data"] == "sft.jsonl"
+    from playpen.data.splits import split_ids
+    from playpen.trainers.base import PlaypenTrainer
+
+    trainer = PlaypenTrainer(learner=None)
+    used = trainer.sft_samples(["taboo"], "sft.jsonl")
+    train = split_ids("taboo", "train")
+    expected = [r for r in rows if (r["meta"]["experiment"], r["meta"]["task_id"]) in train]
+    assert 0 < len(expected) < len(rows)  # validation and test instances are left out
+    assert len(used) == sum(sum(m["role"] == "assistant" for m in r["messages"][1:]) for r in expected)
+    with pytest.raises(PlaypenError, match="no samples"):  # the file holds taboo only
+        trainer.sft_samples(["wordle"], "sft.jsonl")
+
+
+@pytest.mark.slow
+def test_full_training_of_a_lora_model_trains_its_merged_weights(tiny, capsys):
+    lora = ["--set", "games=referencegame", "--set", "max_steps=2", "--set", "batch_size=2"]
+    main(["run", str(EXAMPLES / "sft_trainer_lora.py"), "-l", tiny, *lora])
+    main(["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", "tiny-sft-lora", *lora])
+    record = json.loads(Path("models/sft/tiny-sft-lora/training.json").read_text())
+    assert all(e["grad_norm"] > 0 for e in record["log_history"] if "grad_norm" in e)  # a frozen adapter: 0.0
+    entry = registered("tiny-sft-lora-sft")
+    checkpoint = Path(entry["huggingface_id"])
+    assert "peft_model" not in entry["model_config"] and not (checkpoint / "adapter_config.json").exists()
+    main(["play", "-g", "referencegame", "-m", "tiny-sft-lora-sft", "-L", "8", "--split", "validation", "-r", "after"])
+    assert "20 episodes" in capsys.readouterr().out
+    main(["run", str(EXAMPLES / "sft_trainer_lora.py"), "-l", "tiny-sft-lora", *lora])  # an adapter on an adapter
+    stacked = registered("tiny-sft-lora-sft-lora")  # saved merged: there is no base on disk for the new adapter
+    assert "peft_model" not in stacked["model_config"] and (Path(stacked["huggingface_id"]) / "config.json").exists()
+    main(["play", "-g", "referencegame", "-m", "tiny-sft-lora-sft-lora", "-L", "8", "--split", "validation",
+          "-r", "stacked"])
+    assert "20 episodes" in capsys.readouterr().out
 
 
 @pytest.mark.slow
