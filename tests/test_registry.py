@@ -38,3 +38,14 @@ def test_clembench_home_games_come_before_playpens(in_tmp_cwd, tmp_path, monkeyp
     specs = {s.game_name: s for s in game_registry()}
     assert {"taboo_x", "local_game", "wordle_withclue"} <= set(specs)
     assert game_source(specs["wordle"]).startswith("user") and game_source(specs["wordle_withclue"]) == "playpen"
+
+
+def test_an_instances_name_with_a_dot_gets_json_appended_as_clemcore_does(in_tmp_cwd):
+    from pathlib import Path
+
+    from playpen.registry import GAMES_DIR, load_instances, select_games
+
+    Path("instances_v2.0.json").write_text((GAMES_DIR / "wordle" / "in" / "instances.json").read_text())
+    spec = select_games("wordle")[0]
+    assert load_instances(spec, "instances_v2.0")["experiments"]
+    assert load_instances(spec, "instances_v2.0.json")["experiments"]

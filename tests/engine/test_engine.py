@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from clemcore.backends import Model, ModelSpec
 
-from playpen.backends import Generation, load_model
+from playpen.backends import BatchModel, Generation, load_model
 from playpen.engine import Engine, ResultsWriter, tasks_from_instances
 from playpen.registry import load_instances, resolve_model_spec, select_games
 from playpen.testing import expert_model
@@ -184,3 +184,49 @@ def test_without_resume_every_episode_is_played_again(in_tmp_cwd):
     results = again.run(tasks)
     assert (again.stats.skipped, again.stats.episodes) == (0, 3)
     assert all(r.players and r.players[0].turns for r in results)  # played now: trajectories included
+
+
+def test_a_reply_that_is_no_valid_utf8_is_recorded_not_fatal(in_tmp_cwd):
+    """JSON lets a server send a lone surrogate ("\\ud800"); such a reply must not stop the run (it did: the
+    episode could not be written, and every resume crashed on it again)."""
+    odd = EchoModel("odd", answer="guess: crane \ud800")
+    models = [odd]
+    results = Engine(models, results=writer_for(models), progress=False).run(wordle_tasks(n=2))
+    assert len(results) == 2 and all(r.players[0].turns[0].text == "guess: crane ?" for r in results)
+    assert len(list(Path("results").rglob("completed.json"))) == 2
+
+
+class ShortBatchModel(BatchModel):
+    """A local model whose batched call answers fewer chats than it was given."""
+
+    def __init__(self):
+        super().__init__(ModelSpec(model_name="short", backend="test"))
+        self.set_gen_args(temperature=0.0, max_tokens=5)
+
+    def generate_batch(self, batch, previous=None):
+        return [Generation("guess: crane")] * (len(batch) - 1)
+
+
+def test_a_batch_that_goes_wrong_fails_its_requests_instead_of_hanging(in_tmp_cwd):
+    engine = Engine([ShortBatchModel()], batch_size=4, progress=False)
+    results = asyncio.run(asyncio.wait_for(engine.arun(wordle_tasks(n=3)), timeout=60))
+    assert all(r.outcome == "aborted" and "answered" in r.error for r in results)
+
+
+def test_forks_are_recorded_before_the_episode_they_come_from(in_tmp_cwd):
+    models = [expert_model()]
+    order = []
+    engine = Engine(models, results=writer_for(models), progress=False, branch=3,
+                    on_episode_end=lambda r: order.append(r.task.variant))
+    engine.run(wordle_tasks(n=1))
+    assert len(order) > 1 and not order[-1] and all(order[:-1])  # the main episode (no variant) comes last
+
+
+def test_results_are_readable_as_the_umask_allows(in_tmp_cwd):
+    import os
+    import stat
+
+    from playpen.files import UMASK, atomic_write_json
+
+    mode = stat.S_IMODE(os.stat(atomic_write_json("x.json", {})).st_mode)
+    assert mode == 0o666 & ~UMASK
