@@ -36,3 +36,10 @@ def log_outcome(game_master: DialogueGameMaster) -> None:
     game_master.log_key("Aborted", int(outcome is Outcome.ABORTED))
     game_master.log_key("Success", int(outcome is Outcome.SUCCESS))
     game_master.log_key("Lose", int(outcome not in (Outcome.ABORTED, Outcome.SUCCESS)))
+
+
+def recorded_player_order(recorded_players: dict) -> list[str]:
+    """`replay_players` for two-player games whose later 2.0 runs name players with their role (e.g.
+    'Player 1 (Guesser)'): the recorded names in order."""
+    names = [name for name in recorded_players if name != "GM"]
+    return names[:2] if len(names) >= 2 else ["Player 1", "Player 2"]

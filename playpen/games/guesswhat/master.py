@@ -20,7 +20,7 @@ from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
 
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import ExpertPlayer, log_outcome, recorded_player_order
 from playpen.games.guesswhat import expert, rules
 
 PATTERN_KEYS = ("letter_based_pattern", "direct_guess_pattern", "length_question_pattern",
@@ -135,11 +135,7 @@ class GuessWhatBenchmark(GameBenchmark):
     def __init__(self, game_spec: GameSpec):
         super().__init__(game_spec)
 
-    @staticmethod
-    def replay_players(recorded_players: dict) -> list[str]:
-        """The recorded player names in order (later 2.0 runs add the role, e.g. 'Player 1 (Guesser)')."""
-        names = [name for name in recorded_players if name != "GM"]
-        return names[:2] if len(names) >= 2 else ["Player 1", "Player 2"]
+    replay_players = staticmethod(recorded_player_order)
 
     def create_game_master(self, experiment: dict, player_models: list[Model]) -> GuessWhatGameMaster:
         return GuessWhatGameMaster(self.game_spec, experiment, player_models)
