@@ -123,6 +123,11 @@ _SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|Bearer\
 _known_secrets: set[str] = set()
 
 
+def model_config(spec: ModelSpec) -> dict:
+    """A registry entry's model_config ({} when the entry has none)."""
+    return getattr(spec, "model_config", None) or {}
+
+
 def register_secret(value: str | None) -> None:
     """Remember a key the process loaded, so that `redact` removes it from anything written."""
     if value and len(value) >= 6:

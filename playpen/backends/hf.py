@@ -14,16 +14,11 @@ from typing import Any
 import torch
 from clemcore.backends import ModelSpec
 
-from playpen.backends import BatchModel, Generation, register_secret
+from playpen.backends import BatchModel, Generation, model_config, register_secret
 from playpen.errors import PlaypenError
 
 logger = logging.getLogger(__name__)
 LOGITS_BUDGET_BYTES = 256 * 2**20  # keep generate's logits for log-probs up to this size
-
-
-def model_config(spec: ModelSpec) -> dict:
-    """The entry's model_config ({} when the registry entry has none)."""
-    return getattr(spec, "model_config", None) or {}
 
 
 def cannot_load(spec: ModelSpec, what: str, error: Exception) -> PlaypenError:

@@ -20,7 +20,7 @@ from typing import Any
 
 from clemcore.backends import Model, ModelSpec
 
-from playpen.backends import Generation, register_secret
+from playpen.backends import Generation, model_config, register_secret
 from playpen.errors import PlaypenError
 from playpen.files import read_json
 
@@ -41,7 +41,7 @@ def _key_entry(name: str) -> dict:
 
 def connection_settings(spec: ModelSpec) -> dict[str, Any]:
     """api_key and base_url for a model (see the module docstring for the order)."""
-    config = getattr(spec, "model_config", {}) or {}
+    config = model_config(spec)
     entry = _key_entry(spec.backend)
     base_url = getattr(spec, "base_url", None) or config.get("base_url") or entry.get("base_url") \
         or os.environ.get("OPENAI_BASE_URL")
@@ -64,7 +64,7 @@ class OpenAICompatibleModel(Model):
     def __init__(self, spec: ModelSpec):
         super().__init__(spec)
         self._settings = connection_settings(spec)
-        config = getattr(spec, "model_config", {}) or {}
+        config = model_config(spec)
         self.max_retries = int(config.get("max_retries", 5))
         self.timeout = float(config.get("timeout", 120))
         self.extra_body = dict(config.get("extra_body", {}))

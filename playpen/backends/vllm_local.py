@@ -12,7 +12,7 @@ import dataclasses
 
 from clemcore.backends import ModelSpec
 
-from playpen.backends import BatchModel, Generation
+from playpen.backends import BatchModel, Generation, model_config
 from playpen.errors import PlaypenError
 
 
@@ -36,7 +36,7 @@ class VLLMModel(BatchModel):
         except ImportError:
             raise PlaypenError(f"model {spec.model_name!r} uses the vllm backend, which needs vLLM and a CUDA "
                                "GPU: pip install -e '.[vllm]' in the clone (or use its huggingface_local entry)") from None
-        config = getattr(spec, "model_config", {}) or {}
+        config = model_config(spec)
         engine_args = {"enable_lora": bool(config.get("peft_model")), **config.get("vllm", {})}
         if "logprobs_mode" in {f.name for f in dataclasses.fields(vllm.EngineArgs)}:
             # log-probs of the sampling distribution (after temperature), as HFModel records them; vLLM's default

@@ -19,6 +19,7 @@ from typing import Any
 
 from clemcore.backends import ModelSpec
 
+from playpen.backends import model_config
 from playpen.data import splits
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json
@@ -183,7 +184,7 @@ class PlaypenTrainer:
         """Save the final checkpoint, plot the curves and register the model; returns its registered name."""
         checkpoint = self.output_dir / f"checkpoint-{trainer.state.global_step}"
         partial = self.output_dir / f".{checkpoint.name}.partial"  # the registry may point at checkpoint: replace
-        stacked = adapter and (getattr(self.learner, "model_config", None) or {}).get("peft_model")
+        stacked = adapter and model_config(self.learner).get("peft_model")
         if stacked:  # a new adapter on weights that had one merged in: no base on disk to put it on, so merge it
             if trainer.accelerator.is_main_process:
                 trainer.accelerator.unwrap_model(trainer.model).merge_and_unload().save_pretrained(str(partial))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from clemcore.backends import Model, ModelSpec
 
-from playpen.backends import BatchModel, Generation
+from playpen.backends import BatchModel, Generation, model_config
 from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, tasks_from_instances
 
 
@@ -66,7 +66,7 @@ class TrainerVLLM(BatchModel):
         super().__init__(spec)
         self.trainer = trainer
         self.tokenizer = trainer.processing_class
-        self.chat_template_kwargs = dict((getattr(spec, "model_config", None) or {}).get("chat_template_kwargs", {}))
+        self.chat_template_kwargs = dict(model_config(spec).get("chat_template_kwargs", {}))
         self.context_size = int(getattr(trainer.model.config, "max_position_embeddings", 0) or 1 << 30)
 
     def generate_batch(self, batch: list[list[dict]], previous: list[list[int] | None] | None = None
