@@ -127,9 +127,9 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         # a split is a set of (experiment, game_id) ids, so it selects the same instances of an official file
         only = split_ids(spec.game_name, split)
         found = tasks_from_instances(spec, instances, experiment=experiment, repeats=repeats, only=only)
-        if experiment and not tasks_from_instances(spec, instances, experiment=experiment):
-            names = ", ".join(e["name"] for e in instances["experiments"])
-            raise PlaypenError(f"{spec.game_name} has no experiment {experiment!r}; it has: {names}")
+        names = [e["name"] for e in instances["experiments"]]
+        if experiment and experiment not in names:
+            raise PlaypenError(f"{spec.game_name} has no experiment {experiment!r}; it has: {', '.join(names)}")
         if only is not None and not found:
             without_split.append(spec.game_name)
         tasks.extend(found)

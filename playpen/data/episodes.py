@@ -180,12 +180,9 @@ def _keep(value: str, allowed: Iterable[str] | None) -> bool:
 
 
 def _in_split(episode: Episode, split: str | None) -> bool:
-    if split is None:
-        return True
-    from playpen.data.splits import split_ids
+    from playpen.data.splits import in_split
 
-    keys = split_ids(episode.game, split)
-    return keys is None or (episode.experiment, episode.task_id) in keys
+    return split is None or in_split(episode.game, episode.experiment, episode.task_id, split)
 
 
 def conversational(results_dirs: Iterable[str | Path], *, games=None, roles=None, models=None, outcomes=None,

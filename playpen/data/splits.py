@@ -65,19 +65,30 @@ def _table() -> dict:
     return json.loads(SPLITS_FILE.read_text(encoding="utf-8"))
 
 
-def split_ids(game: str, split: str) -> set[tuple[str, int]] | None:
-    """(experiment, game_id) pairs of a game's split, or None when the game has no shipped splits
-    (a user's own game): then every instance is used."""
-    if split == "all":
-        return None
-    if split not in SPLIT_NAMES:
+def check_split(split: str) -> None:
+    """A split name the user gave: train, validation, test or all."""
+    if split != "all" and split not in SPLIT_NAMES:
         from playpen.errors import PlaypenError
 
         raise PlaypenError(f"unknown split {split!r}: choose train, validation, test or all")
+
+
+def split_ids(game: str, split: str) -> set[tuple[str, int]] | None:
+    """(experiment, game_id) pairs of a game's split, or None when the game has no shipped splits
+    (a user's own game): then every instance is used."""
+    check_split(split)
+    if split == "all":
+        return None
     entry = _table().get(game)
     if entry is None:
         return None
     return {(experiment, int(game_id)) for experiment, game_id in entry[split]}
+
+
+def in_split(game: str, experiment: str, game_id: int, split: str) -> bool:
+    """Whether an instance belongs to a split (every instance does for "all" and for games without splits)."""
+    ids = split_ids(game, split)
+    return ids is None or (experiment, int(game_id)) in ids
 
 
 if __name__ == "__main__":

@@ -67,12 +67,11 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
 def _check_request(games: list[str] | None, split: str, static_tasks: list[str] | None,
                    static_include: str | None) -> None:
     """The user's choices, checked before anything is written (a mistake leaves no empty run folder)."""
-    from playpen.data.splits import SPLIT_NAMES
+    from playpen.data.splits import check_split
     from playpen.eval.statscore import parse_tasks
     from playpen.registry import select_games
 
-    if split not in (*SPLIT_NAMES, "all"):
-        raise PlaypenError(f"unknown split {split!r}: choose train, validation, test or all")
+    check_split(split)
     if games:
         select_games(games)
     if static_tasks:

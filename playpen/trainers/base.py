@@ -232,10 +232,9 @@ def _for_training(meta: dict, games: list[str]) -> bool:
         return True
     if game not in games:
         return False
-    train = splits.split_ids(game, "train")
-    if train is None or meta.get("experiment") is None or meta.get("task_id") is None:
+    if meta.get("experiment") is None or meta.get("task_id") is None:
         return True
-    return (meta["experiment"], int(meta["task_id"])) in train
+    return splits.in_split(game, meta["experiment"], meta["task_id"], "train")
 
 
 def _replace_folder(new: Path, target: Path) -> None:
