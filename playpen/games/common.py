@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, Player
@@ -11,6 +12,19 @@ from clemcore.clemgame.master import Outcome
 # An expert policy maps what a role has seen (its own chat history, last message = the new context)
 # to that role's answer. It never receives the game instance, so it cannot peek at hidden information.
 ExpertPolicy = Callable[[list[dict]], str]
+
+# The benchmark versions Playpen's games implement: clembench 2.0 and the LM Playschool 2026 versions.
+# A game folder's clemgame.json lists one spec per version of a game (same game_name, `benchmark` tag
+# and `version` key set to the version); a spec without `version` is 2.0.
+VERSION_2_0 = "2.0"
+VERSION_2026 = "playschool2026"
+VERSIONS = (VERSION_2_0, VERSION_2026)
+
+
+def game_version(game_spec: Any) -> str:
+    """The benchmark version a game spec (clemcore GameSpec or dict) describes."""
+    version = game_spec.get("version") if hasattr(game_spec, "get") else getattr(game_spec, "version", None)
+    return version or VERSION_2_0
 
 
 class ExpertPlayer(Player):
