@@ -37,6 +37,8 @@ class TinyConfig:
     intermediate_size: int = 256
     context_size: int = 8192
     seed: int = 0
+    tie_embeddings: bool = False  # share the input embeddings with the output head (as many small models do)
+    eos_token: str = "<|im_end|>"  # the tokenizer's eos; the chat template ends every turn with <|im_end|>
 
 
 def game_text_corpus() -> list[str]:
@@ -62,7 +64,7 @@ def _strings(value) -> list[str]:
     return []
 
 
-def build_tokenizer(vocab_size: int):
+def build_tokenizer(vocab_size: int, eos_token: str = "<|im_end|>"):
     """A byte-level BPE tokenizer (lossless on any text) with ChatML special tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -73,7 +75,7 @@ def build_tokenizer(vocab_size: int):
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     bpe.train_from_iterator(game_text_corpus(), trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token=None, eos_token="<|im_end|>",
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token=None, eos_token=eos_token,
                                         pad_token="<|endoftext|>", unk_token=None)
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
@@ -85,13 +87,13 @@ def build_tiny_model(out_dir: str | Path, config: TinyConfig = TinyConfig()) -> 
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
     out_dir = Path(out_dir)
-    tokenizer = build_tokenizer(config.vocab_size)
+    tokenizer = build_tokenizer(config.vocab_size, config.eos_token)
     model_config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=config.hidden_size, num_hidden_layers=config.layers,
         num_attention_heads=config.heads, num_key_value_heads=config.heads,
         intermediate_size=config.intermediate_size, max_position_embeddings=config.context_size,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
-        tie_word_embeddings=False,
+        tie_word_embeddings=config.tie_embeddings,
     )
     torch.manual_seed(config.seed)
     model = LlamaForCausalLM(model_config)

@@ -1,30 +1,39 @@
 """Online multi-turn GRPO: the learner plays the games while it learns from the episodes' outcomes.
 
-    playpen run examples/trl/grpo_trainer.py -l smol-135m -T 1.0                # self-play
+    playpen run examples/trl/grpo_trainer.py -l smol-135m -T 1.0                # self-play, trains Player 1
+    playpen run examples/trl/grpo_trainer.py -l smol-135m -T 1.0 --set all_roles=true   # self-play, every role
     playpen run examples/trl/grpo_trainer.py -l smol-135m -t expert -T 1.0      # the expert plays the other role
-    playpen run examples/trl/grpo_trainer.py -l tiny --set games=wordle --set max_steps=5
+    playpen run examples/trl/grpo_trainer.py -l tiny --set games=wordle --set max_steps=5 --set turn_weight=0.5
     playpen run examples/trl/grpo_trainer.py -l llama3-8b -T 1.0 --set use_vllm=true     # vLLM, one GPU
 
 Each step draws `instances_per_step` training instances; the learner plays each `num_generations` times
 (a GRPO group) through Playpen's engine, its turns kept as exact token ids. The reward comes from the
-outcome (`reward`: main_score = Main Score / 100, or success = 1/0; `abort_penalty` for broken formats),
-TRL normalises it within each group, and the loss covers only the tokens the learner generated. Every
-episode is recorded in playpen-records/grpo/<learner>/run-<time>/step_<n>/. Registered as <learner>-grpo.
+outcome (`reward`: main_score = Main Score / 100, or success = 1/0; `abort_penalty` when the learner broke
+the format), plus the game's own per-turn scores with `turn_weight` > 0, each turn's tokens getting the
+return from that turn on. Advantages are taken per group, role and turn and scaled per game; episodes
+spoiled by a partner count for nothing. The loss covers only the tokens the learner generated. Every episode
+is recorded in playpen-records/grpo/<learner>/run-<time>/step_<n>/. Registered as <learner>-grpo.
 """
 
 from datasets import Dataset
 from peft import LoraConfig
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOConfig
 
 from playpen.backends import load_model
 from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
-from playpen.trainers.grpo import EpisodeReward, GameRollout, episode_reward, instance_prompts
+from playpen.trainers.grpo import (
+    EpisodeReward,
+    GameRollout,
+    PlaypenGRPOTrainer,
+    episode_reward,
+    instance_prompts,
+)
 
 
 class GameGRPO(PlaypenTrainer):
     algorithm = "grpo"
     games = TRAINING_GAMES
-    num_generations = 8  # episodes per instance: the group whose rewards are compared
+    num_generations = 8  # samples per instance: the group whose returns are compared
     instances_per_step = 2
     max_steps = 200
     learning_rate = 1e-6
@@ -32,7 +41,9 @@ class GameGRPO(PlaypenTrainer):
     save_steps = 50  # steps are long (every one plays games): checkpoint more often than the default
     reward = "main_score"
     abort_penalty = 0.0
+    turn_weight = 0.0  # > 0: add the game's per-turn scores (e.g. wordle's closeness) to each turn's return
     learner_player = 0  # which player the learner is in multi-player games (0 = Player 1)
+    all_roles = False  # self-play (no teacher): train every role the learner plays, normalised per role
     lora = False
     use_vllm = False  # generate with vLLM (CUDA): "colocate" in the training process, or "server" (trl vllm-serve)
     vllm_mode = "colocate"
@@ -41,7 +52,8 @@ class GameGRPO(PlaypenTrainer):
         prompts, tasks = instance_prompts(self.games, split="train")
         partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
         rollout = GameRollout(self.learner, tasks, partner=partner, learner_player=self.learner_player,
-                              reward=EpisodeReward(self.reward, self.abort_penalty), max_tokens=self.max_tokens,
+                              all_roles=self.all_roles, max_tokens=self.max_tokens,
+                              reward=EpisodeReward(self.reward, self.abort_penalty, self.turn_weight),
                               records=f"playpen-records/grpo/{self.learner_name}")
         model, tokenizer = self.load_learner()
         config = GRPOConfig(
@@ -53,8 +65,8 @@ class GameGRPO(PlaypenTrainer):
             **self.trl_args(),
         )
         lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM") if self.lora else None
-        trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=config,
-                              train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout,
-                              peft_config=lora)
+        trainer = PlaypenGRPOTrainer(
+            model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=config,
+            train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout, peft_config=lora)
         self.train(trainer)
         self.finish(trainer, adapter=self.lora)

@@ -23,6 +23,7 @@ class SimpleSFT(PlaypenTrainer):
     epochs = 3.0
     max_steps = -1  # > 0 overrides epochs
     batch_size = 8
+    max_length = 0  # tokens per sample; 0: the longest sample (whole episodes), up to the learner's context
     learning_rate = 2e-5
 
     def learn(self):
@@ -31,6 +32,7 @@ class SimpleSFT(PlaypenTrainer):
         config = SFTConfig(
             num_train_epochs=self.epochs, max_steps=self.max_steps,
             per_device_train_batch_size=self.batch_size, learning_rate=self.learning_rate,
+            max_length=self.sft_max_length(samples, tokenizer, model, self.max_length),
             completion_only_loss=True, **self.trl_args(),
         )
         trainer = SFTTrainer(model=model, processing_class=tokenizer, args=config,

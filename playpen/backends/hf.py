@@ -62,6 +62,22 @@ def load_tokenizer(spec: ModelSpec):
     return tokenizer
 
 
+def turn_end_ids(tokenizer, chat_template_kwargs: dict | None = None) -> list[int]:
+    """The special token the chat template writes right after an assistant reply (where a reply ends), or []."""
+    probe = "PLAYPEN_REPLY"
+    chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": probe}]
+    try:
+        text = tokenizer.apply_chat_template(chat, tokenize=False, **(chat_template_kwargs or {}))
+    except Exception:  # a template that cannot render this chat says nothing about turn ends
+        return []
+    if probe not in text:
+        return []
+    ids = tokenizer(text[text.rindex(probe) + len(probe):], add_special_tokens=False)["input_ids"]
+    special = set(tokenizer.all_special_ids) | {i for i, token in tokenizer.added_tokens_decoder.items()
+                                                if getattr(token, "special", False)}
+    return ids[:1] if ids and ids[0] in special else []
+
+
 def load_causal_lm(spec: ModelSpec, for_training: bool = False):
     """The model on the GPU(s) in bfloat16 when there are GPUs, else on the CPU in float32.
 
@@ -118,7 +134,9 @@ class HFModel(BatchModel):
         self.context_size = int(getattr(self.model.config, "max_position_embeddings", 0) or 1 << 30)
         eos = self.model.generation_config.eos_token_id
         eos = eos if isinstance(eos, list) else [eos] if eos is not None else []
-        self.stop_ids = {i for i in [*eos, self.tokenizer.eos_token_id] if i is not None}
+        # where the chat template ends a reply (Qwen's <|im_end|>, Llama 3's <|eot_id|>) may not be the eos
+        turn_end = turn_end_ids(self.tokenizer, self.chat_template_kwargs)
+        self.stop_ids = {i for i in [*eos, self.tokenizer.eos_token_id, *turn_end] if i is not None}
 
     @property
     def device(self) -> torch.device:
@@ -154,6 +172,7 @@ class HFModel(BatchModel):
         self.model.eval()
         output = self._call_generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=self.max_tokens,
                                      repetition_penalty=1.0, pad_token_id=pad, return_dict_in_generate=True,
+                                     eos_token_id=sorted(self.stop_ids),
                                      output_logits=keep_logits, **sampling)
         completions = []
         for row in output.sequences[:, width:].tolist():

@@ -69,6 +69,7 @@ class Turn:
     logprobs: list[float] | None = None
     round: int = 0
     info: dict = field(default_factory=dict)  # what the game master's step() reported
+    step: int = 0  # the episode's request counter when this turn was answered (orders turns across players)
 
 
 @dataclass
@@ -95,15 +96,17 @@ class PlayerTrajectory:
         completion: list[int] = []
         generated: list[int] = []
         logprobs: list[float] = []
-        for turn in self.turns:
+        turn_index: list[int] = []
+        for index, turn in enumerate(self.turns):
             if turn.prompt_ids[: len(sequence)] != sequence:
                 break
             between = turn.prompt_ids[len(sequence):]
             completion += between + turn.completion_ids
             generated += [0] * len(between) + [1] * len(turn.completion_ids)
             logprobs += [0.0] * len(between) + list(turn.logprobs or [0.0] * len(turn.completion_ids))
+            turn_index += [index] * (len(between) + len(turn.completion_ids))
             sequence = turn.prompt_ids + turn.completion_ids
-        return TokenSequence(list(first.prompt_ids), completion, generated, logprobs)
+        return TokenSequence(list(first.prompt_ids), completion, generated, logprobs, turn_index)
 
 
 @dataclass
@@ -115,6 +118,9 @@ class TokenSequence:
     completion_ids: list[int]
     generated_mask: list[int]
     logprobs: list[float]
+    # per completion token, the index of the player's turn it belongs to (text the game wrote before a turn
+    # counts to that turn): lets each turn's tokens get a return of their own
+    turn_index: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -149,6 +155,13 @@ class EpisodeResult:
     def player(self, name_or_role: str) -> PlayerTrajectory:
         return next(p for p in self.players if name_or_role in (p.name, p.game_role))
 
+    @property
+    def last_player(self) -> str | None:
+        """The player who answered last: in an aborted episode, the one whose answer ended it (if the game
+        ended it and nothing raised)."""
+        turns = [(turn.step, player.name) for player in self.players for turn in player.turns]
+        return max(turns)[1] if turns else None
+
 
 class EpisodeSession:
     """Steps one clemcore game master; records interactions (clemcore's recorders) and trajectories."""
@@ -166,6 +179,7 @@ class EpisodeSession:
         self.trajectories: dict[str, PlayerTrajectory] = {}
         self.done = False
         self.error: BaseException | None = None
+        self.steps = 0  # requests answered so far
 
     def start(self) -> None:
         task = self.task
@@ -215,8 +229,9 @@ class EpisodeSession:
         # backends record it), so that data built from the episode sees exactly what the player saw
         player.perceive_response(generation.text, metadata={"prompt": generation.prompt or request.messages,
                                                              "response_object": generation.raw or {}})
+        self.steps += 1
         turn = Turn(request.messages, generation.text, generation.prompt_ids, generation.completion_ids,
-                    generation.logprobs, round=self.game_master.current_round)
+                    generation.logprobs, round=self.game_master.current_round, step=self.steps)
         self.trajectories[player.name].turns.append(turn)
         done, info = self.game_master.step(generation.text)
         turn.info = info or {}

@@ -36,6 +36,7 @@ class PlaypenTrainer:
     logging_steps: int = 1
     save_steps: int = 500  # an intermediate checkpoint (weights, optimizer, scheduler, RNG) every N steps; 0: none
     resume: bool = True  # continue an interrupted run from its newest intermediate checkpoint
+    max_seconds: float = 0.0  # > 0: stop training after this many seconds (e.g. to compare methods at equal time)
 
     def __init__(self, learner: ModelSpec, teacher: ModelSpec | None = None, *, temperature: float = 0.0,
                  max_tokens: int = 300):
@@ -43,6 +44,9 @@ class PlaypenTrainer:
         self.teacher = teacher
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.weight_change: float | None = None  # set by train(): how far the weights moved, relative
+        self.log_history: list[dict] = []  # set by finish(): what TRL logged
+        self.truncated_samples: int | None = None  # set by sft_max_length(): SFT samples cut by max_length
 
     def learn(self) -> None:
         raise NotImplementedError("a Playpen trainer implements learn()")
@@ -124,7 +128,11 @@ class PlaypenTrainer:
         trainer.accelerator.wait_for_everyone()
         if checkpoint is not None:
             print(f"resuming from {checkpoint} (--set resume=false starts over)", flush=True)
+        if self.max_seconds > 0:
+            trainer.add_callback(_time_limit(self.max_seconds))
+        before = weights_sample(trainer.model)
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        self.weight_change = relative_change(before, trainer.model)
 
     def load_learner(self):
         """The learner's weights and tokenizer, loaded like for play (bfloat16 on GPUs, float32 on CPU)."""
@@ -180,8 +188,28 @@ class PlaypenTrainer:
             rows = conversational([self.expert_episodes(games, split="train")], games=games, outcomes=["success"])
         return to_dataset(prompt_completion(rows)).remove_columns("meta")
 
+    def sft_max_length(self, samples, tokenizer, model, max_length: int = 0) -> int:
+        """SFTConfig's max_length: by default the longest sample, so whole episodes are trained on, up to the
+        learner's context; says how many samples a shorter length cuts (TRL would cut them silently)."""
+        kwargs = dict(model_config(self.learner).get("chat_template_kwargs", {}))
+        lengths = [len(tokenizer(tokenizer.apply_chat_template(row["prompt"] + row["completion"], tokenize=False,
+                                                               **kwargs), add_special_tokens=False)["input_ids"])
+                   for row in samples]
+        context = int(getattr(model.config, "max_position_embeddings", 0) or 0)
+        longest = max(lengths, default=1)
+        chosen = max_length or (min(longest, context) if context else longest)
+        self.truncated_samples = sum(n > chosen for n in lengths)
+        if self.truncated_samples:
+            why = "the learner's context" if not max_length else "--set max_length"
+            print(f"SFT: {self.truncated_samples} of {len(lengths)} samples are longer than max_length={chosen} "
+                  f"tokens ({why}) and are truncated (the longest has {longest})", flush=True)
+        else:
+            print(f"SFT: max_length={chosen} tokens keeps all {len(lengths)} samples whole", flush=True)
+        return chosen
+
     def finish(self, trainer, adapter: bool = False) -> str | None:
         """Save the final checkpoint, plot the curves and register the model; returns its registered name."""
+        _stop_at_turn_end(trainer)
         checkpoint = self.output_dir / f"checkpoint-{trainer.state.global_step}"
         partial = self.output_dir / f".{checkpoint.name}.partial"  # the registry may point at checkpoint: replace
         stacked = adapter and model_config(self.learner).get("peft_model")
@@ -191,13 +219,21 @@ class PlaypenTrainer:
             adapter = False
         else:
             trainer.save_model(str(partial))
+        self.log_history = trainer.state.log_history
         if not trainer.accelerator.is_main_process:
             return None
         trainer.processing_class.save_pretrained(str(partial))
         _replace_folder(partial, checkpoint)
         plot_curves(trainer.state.log_history, self.output_dir / "curves.png")
         name = self.register(checkpoint, adapter=adapter)
-        atomic_write_json(self.output_dir / "training.json", {
+        flat = getattr(trainer, "flat_groups", None)
+        groups = getattr(trainer, "all_groups", 0)
+        check = {"weight_change": self.weight_change, "truncated_samples": self.truncated_samples,
+                 "flat_group_fraction": round(flat / groups, 4) if flat is not None and groups else None}
+        warning = no_learning_warning(check["weight_change"], check["flat_group_fraction"])
+        if warning:
+            print(warning, flush=True)
+        atomic_write_json(self.output_dir / "training.json", {**check, "no_learning_warning": warning,
             "trainer": type(self).__name__, "learner": self.learner_name, "registered_as": name,
             "settings": {k: getattr(self, k) for k in self.settings()}, "temperature": self.temperature,
             "max_tokens": self.max_tokens, "teacher": self.teacher.model_name if self.teacher else None,
@@ -223,6 +259,20 @@ class PlaypenTrainer:
         entry["model_config"] = config
         register_model(entry)
         return entry["model_name"]
+
+
+def _stop_at_turn_end(trainer) -> None:
+    """Make the saved model's generation_config stop where its chat template ends a reply, so that any runtime
+    loading the checkpoint (transformers, vLLM, clemcore) stops there, not only at the tokenizer's eos."""
+    from playpen.backends.hf import turn_end_ids
+
+    config = getattr(trainer.accelerator.unwrap_model(trainer.model), "generation_config", None)
+    ends = turn_end_ids(trainer.processing_class)
+    if config is None or not ends:
+        return
+    eos = config.eos_token_id
+    eos = list(eos) if isinstance(eos, (list, tuple)) else [eos] if eos is not None else []
+    config.eos_token_id = eos + [i for i in ends if i not in eos]
 
 
 def _for_training(meta: dict, games: list[str]) -> bool:
@@ -266,6 +316,62 @@ def _typed(text: str, default: Any) -> Any:
             except ValueError:
                 raise PlaypenError(f"expected {label}, not {text!r}") from None
     return text
+
+
+def _time_limit(seconds: float):
+    """A Trainer callback that ends training after `seconds` (checked after every optimisation step)."""
+    import time
+
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.deadline = time.monotonic() + seconds
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.monotonic() >= self.deadline:
+                control.should_training_stop = True
+
+    return TimeLimit()
+
+
+# Below these a run is reported as having learned (almost) nothing.
+MIN_WEIGHT_CHANGE = 1e-6  # relative change of the trained weights
+MAX_FLAT_GROUPS = 0.9  # share of GRPO groups whose samples all got the same return (zero advantage)
+
+
+def weights_sample(model, per_tensor: int = 4096) -> list:
+    """A copy of the first elements of every trainable tensor: enough to tell whether training moved them,
+    without a second copy of a large model."""
+    return [(name, p.detach().flatten()[:per_tensor].float().cpu().clone())
+            for name, p in model.named_parameters() if p.requires_grad]
+
+
+def relative_change(before: list, model) -> float | None:
+    """||after - before|| / ||before|| over the sampled elements (None if nothing was trainable)."""
+    params = dict(model.named_parameters())
+    diff = total = 0.0
+    for name, old in before:
+        if name not in params:
+            continue
+        new = params[name].detach().flatten()[: old.numel()].float().cpu()
+        diff += float((new - old).pow(2).sum())
+        total += float(old.pow(2).sum())
+    if not before:
+        return None
+    return (diff ** 0.5) / max(total ** 0.5, 1e-12)
+
+
+def no_learning_warning(weight_change: float | None, flat_group_fraction: float | None) -> str | None:
+    """One line saying that a run learned (almost) nothing, and why, or None."""
+    if weight_change is not None and weight_change < MIN_WEIGHT_CHANGE:
+        return (f"WARNING: training changed the weights by {weight_change:.1e} (relative): this run learned "
+                f"(almost) nothing; check the learning rate, the number of steps and the rewards")
+    if flat_group_fraction is not None and flat_group_fraction > MAX_FLAT_GROUPS:
+        return (f"WARNING: {100 * flat_group_fraction:.0f}% of the GRPO groups had no reward variance (every "
+                f"episode of the group scored the same), so they taught nothing: sample more (-T, "
+                f"num_generations), or pick a game, partner or reward where episodes differ")
+    return None
 
 
 def plot_curves(log_history: list[dict], path: Path) -> Path | None:

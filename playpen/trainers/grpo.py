@@ -1,13 +1,21 @@
 """Online multi-turn GRPO: the learner plays game instances through Playpen's engine while it learns.
 
 `GameRollout` is a TRL `rollout_func`. TRL hands it a batch of prompts (each one names a game instance; the
-sampler repeats each instance `num_generations` times, which makes the GRPO group); it plays one episode per
-prompt with the current weights and returns, per episode, the learner's turns as one token sequence: the
-first prompt, then everything after it, with `env_mask` marking the tokens the learner generated. TRL's loss
-covers only those tokens (masked by env_mask), so game-master and partner text never count. The episode's
-reward (`EpisodeReward`) reaches TRL's reward function through the extra field `episode_reward`; TRL
-normalises it within each group into advantages. Every episode is recorded under
+sampler repeats each instance `num_generations` times, which makes the GRPO group); it plays the group's
+episodes with the current weights and returns, per sample, one role's turns as one token sequence: the first
+prompt, then everything after it, with `env_mask` marking the tokens the learner generated. TRL's loss covers
+only those tokens, so game-master and partner text never count. Every episode is recorded under
 <records>/run-<time>/step_<n>/ in clemcore's results layout.
+
+Credit assignment is Playpen's (`PlaypenGRPOTrainer` replaces TRL's per-sequence advantages):
+- every learner token gets the return of its own turn: the episode's outcome reward plus, with
+  `EpisodeReward.turn_weight > 0`, the game's own per-turn scores from that turn on (reward-to-go);
+- the baseline is the mean return of the same group, role and turn; advantages are divided by a running scale
+  of each game's returns, so games with different score ranges weigh alike in one run;
+- in self-play the learner can train every role it plays: a group of G samples is G / roles episodes, each
+  giving one sample per role, normalised within its role;
+- an episode aborted by someone else's move (a partner's or teacher's broken format, a failed model call)
+  teaches the learner nothing: its samples get zero advantage.
 """
 
 from __future__ import annotations
@@ -15,25 +23,52 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import time
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+from accelerate.utils import gather_object
 from clemcore.backends import Model, ModelSpec
+from trl import GRPOTrainer
 
 from playpen.backends import BatchModel, Generation, model_config
 from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, tasks_from_instances
 
+# The games' own per-turn scores (clemcore round scores) and their best value, for turn-level rewards.
+TURN_SCORES: dict[str, tuple[str, float]] = {
+    "wordle": ("closeness score", 25.0),
+    "wordle_withclue": ("closeness score", 25.0),
+    "wordle_withcritic": ("closeness score", 25.0),
+    "imagegame": ("F1", 100.0),
+    "taboo": ("Accuracy", 1.0),
+    "privateshared": ("Accuracy", 1.0),
+    "guesswhat": ("Accuracy", 1.0),
+    "textmapworld": ("efficient_move", 1.0),
+    "textmapworld_graphreasoning": ("efficient_move", 1.0),
+    "textmapworld_specificroom": ("efficient_move", 1.0),
+}
+
 
 @dataclass
 class EpisodeReward:
-    """How an episode's outcome becomes the learner's reward.
+    """How an episode's outcome (and, optionally, its turns) becomes the learner's reward.
 
-    kind "main_score": Main Score / 100 (0 when lost); "success": 1 for a win, else 0. Aborted episodes
-    (the learner broke the game's format) get `abort_penalty`.
+    kind "main_score": Main Score / 100 (0 when lost); "success": 1 for a win, else 0. Episodes the learner
+    aborted (its answer broke the game's format) get `abort_penalty`. With `turn_weight` > 0 each learner turn
+    also earns the game's own score for it (TURN_SCORES, scaled to 0-1) times `turn_weight`.
     """
 
     kind: str = "main_score"
     abort_penalty: float = 0.0
+    turn_weight: float = 0.0
+
+    def __post_init__(self) -> None:
+        from playpen.errors import PlaypenError
+
+        if self.kind not in ("main_score", "success"):
+            raise PlaypenError(f"reward {self.kind!r} is unknown: choose main_score or success")
 
     def __call__(self, result: EpisodeResult) -> float:
         if result.outcome == "aborted":
@@ -42,6 +77,38 @@ class EpisodeReward:
             return float(result.outcome == "success")
         score = result.main_score
         return 0.0 if math.isnan(score) else score / 100.0
+
+    def turn_scores(self, result: EpisodeResult, player: str) -> list[float]:
+        """The game's score (0-1) of each of the player's turns, by the round it was played in; 0 where the game
+        logs none."""
+        trajectory = result.player(player)
+        metric, best = TURN_SCORES.get(result.task.game_name, (None, 1.0))
+        scores = []
+        for turn in trajectory.turns:
+            value = (result.round_scores.get(str(turn.round)) or {}).get(metric) if metric else None
+            scores.append(0.0 if value is None or not isinstance(value, (int, float)) or math.isnan(value)
+                          else float(value) / best)
+        return scores
+
+    def turn_returns(self, result: EpisodeResult, player: str) -> list[float]:
+        """Each of the player's turns' return: the episode reward, plus `turn_weight` times the mean turn score
+        from that turn to the end (so a turn is credited with what follows it, never with what came before)."""
+        outcome = self(result)
+        scores = self.turn_scores(result, player) if self.turn_weight else []
+        n = len(result.player(player).turns)
+        if not scores:
+            return [outcome] * n
+        return [outcome + self.turn_weight * sum(scores[t:]) / n for t in range(n)]
+
+
+def learner_at_fault(result: EpisodeResult, learner_players: set[str]) -> bool:
+    """Whether an episode's outcome may be held against the learner: not when it was aborted by another
+    player's answer or ended by an error (a partner's API failing, a game bug)."""
+    if result.error:
+        return False
+    if result.outcome != "aborted":
+        return True
+    return result.last_player in learner_players
 
 
 def instance_prompts(games: list[str], split: str = "train") -> tuple[list[str], dict[str, EpisodeTask]]:
@@ -86,24 +153,33 @@ class GameRollout:
     """A TRL GRPO rollout function playing games with the learner (see the module docstring)."""
 
     def __init__(self, learner: ModelSpec, tasks: dict[str, EpisodeTask], *, partner: Model | None = None,
-                 learner_player: int = 0, reward: EpisodeReward | None = None,
+                 learner_player: int = 0, all_roles: bool = False, reward: EpisodeReward | None = None,
                  records: str | Path = "playpen-records/grpo", max_tokens: int = 300, batch_size: int = 16):
         """`partner` plays the other roles of multi-player games (a teacher model or `expert`); without one
-        the learner plays them too, but only `learner_player`'s turns are trained."""
+        the learner plays them too, and trains `learner_player`'s turns, or every role with `all_roles`."""
         self.learner = learner
         self.tasks = tasks
         self.partner = partner
         self.learner_player = learner_player
+        self.all_roles = all_roles and partner is None
         self.reward = reward or EpisodeReward()
         # one folder per training run: episodes are never taken over from an earlier run's records
         self.records = Path(records) / datetime.datetime.now().strftime("run-%Y%m%d-%H%M%S-%f")
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.last_results: list[EpisodeResult] = []
+        self.last_play_seconds = 0.0
 
     def models_for(self, task: EpisodeTask, learner_model: Model) -> list[Model]:
         others = self.partner or learner_model
         return [learner_model if i == self.learner_player else others for i in range(task.game.players)]
+
+    def trained_players(self, task: EpisodeTask) -> list[str]:
+        """The player names whose turns are trained in this task's episodes."""
+        players = int(task.game.players)
+        if self.all_roles:
+            return [f"Player {i + 1}" for i in range(players)]
+        return [f"Player {min(self.learner_player, players - 1) + 1}"]
 
     def __call__(self, prompts: list, trainer) -> dict:
         from playpen.backends.hf import HFModel
@@ -114,34 +190,174 @@ class GameRollout:
             model = HFModel(self.learner, model=trainer.accelerator.unwrap_model(trainer.model),
                             tokenizer=trainer.processing_class)
         model.set_gen_args(temperature=trainer.temperature, max_tokens=self.max_tokens)
-        tasks = [dataclasses.replace(self.tasks[str(p)], repeat=i) for i, p in enumerate(prompts)]
-        for task in tasks:
-            task.models = self.models_for(task, model)
+        # Consecutive equal prompts are one GRPO group; a group of G samples training R roles plays G / R
+        # episodes (rounded up) and takes one sample per role from each.
+        groups: list[tuple[str, int]] = []  # (prompt, samples)
+        for prompt in map(str, prompts):
+            if groups and groups[-1][0] == prompt:
+                groups[-1] = (prompt, groups[-1][1] + 1)
+            else:
+                groups.append((prompt, 1))
+        tasks, plan = [], []  # plan: per sample, (episode index, player name, group index)
+        for g, (prompt, samples) in enumerate(groups):
+            base = self.tasks[prompt]
+            roles = self.trained_players(base)
+            first = len(tasks)
+            for _ in range(math.ceil(samples / len(roles))):
+                task = dataclasses.replace(base, repeat=len(tasks))
+                task.models = self.models_for(task, model)
+                tasks.append(task)
+            plan.extend((first + k // len(roles), roles[k % len(roles)], g) for k in range(samples))
         step = trainer.state.global_step
         rank = trainer.accelerator.process_index
         writer = ResultsWriter(self.records / f"step_{step:05d}" / f"rank_{rank}", model.name,
                                Model.to_infos([model] + ([self.partner] if self.partner else [])))
+        started = time.perf_counter()
         results = Engine([model], batch_size=self.batch_size, concurrency=max(len(tasks), 1),
                          results=writer, progress=False, resume=False).run(tasks)
+        self.last_play_seconds = time.perf_counter() - started
         self.last_results = results
         tokenizer = trainer.processing_class
-        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [],
-                                "episode_reward": [], "episode_outcome": []}
-        for result in results:
-            players = [p for p in result.players if p.model_name == model.name]
-            sequence = players[min(self.learner_player, len(players) - 1)].token_sequence() if players else None
-            if sequence is None or not sequence.completion_ids:  # no learner turn (e.g. the game crashed first)
-                sequence_ids = ([tokenizer.pad_token_id], [tokenizer.eos_token_id], [0], [0.0])
-            else:
-                sequence_ids = (sequence.prompt_ids, sequence.completion_ids, sequence.generated_mask,
-                                sequence.logprobs)
-            for key, value in zip(("prompt_ids", "completion_ids", "env_mask", "logprobs"), sequence_ids):
+        out: dict[str, list] = {key: [] for key in (
+            "prompt_ids", "completion_ids", "logprobs", "env_mask", "episode_reward", "episode_outcome",
+            "token_returns", "token_turns", "playpen_group", "playpen_role", "playpen_game", "playpen_counts")}
+        for episode, player, group in plan:
+            result = results[episode]
+            sample = learner_sample(result, player, self.reward, set(self.trained_players(result.task)), tokenizer)
+            for key, value in sample.items():
                 out[key].append(value)
-            out["episode_reward"].append(self.reward(result))
-            out["episode_outcome"].append(result.outcome)
+            out["playpen_group"].append(f"{rank}:{step}:{group}")
         return out
 
 
+def learner_sample(result: EpisodeResult, player: str, reward: EpisodeReward, trained: set[str],
+                   tokenizer) -> dict:
+    """One training sample: `player`'s turns in the episode as one token sequence, each token with its turn
+    and that turn's return, and whether the episode may teach the learner at all (`learner_at_fault`)."""
+    trajectory = next((p for p in result.players if p.name == player), None)
+    sequence = trajectory.token_sequence() if trajectory is not None else None
+    if sequence is None or not sequence.completion_ids:  # no learner turn (e.g. the game crashed first)
+        return {"prompt_ids": [tokenizer.pad_token_id], "completion_ids": [tokenizer.eos_token_id],
+                "env_mask": [0], "logprobs": [0.0], "token_returns": [0.0], "token_turns": [0],
+                "episode_reward": reward(result), "episode_outcome": result.outcome, "playpen_role": player,
+                "playpen_game": result.task.game_name, "playpen_counts": False}
+    per_turn = reward.turn_returns(result, player)
+    return {"prompt_ids": sequence.prompt_ids, "completion_ids": sequence.completion_ids,
+            "env_mask": sequence.generated_mask, "logprobs": sequence.logprobs,
+            "token_returns": [per_turn[t] for t in sequence.turn_index], "token_turns": list(sequence.turn_index),
+            "episode_reward": reward(result), "episode_outcome": result.outcome, "playpen_role": player,
+            "playpen_game": result.task.game_name, "playpen_counts": learner_at_fault(result, trained)}
+
+
 def episode_reward(completions, episode_reward, **kwargs) -> list[float]:
-    """TRL reward function: the reward GameRollout computed from each episode's outcome."""
+    """TRL reward function: the reward GameRollout computed from each episode's outcome (what TRL logs as
+    `reward`; the advantages are Playpen's, see `token_advantages`)."""
     return [float(r) for r in episode_reward]
+
+
+@dataclass
+class Sample:
+    """What the advantage computation needs of one rollout sample."""
+
+    returns: list[float]  # per completion token: the return of the turn it belongs to
+    turns: list[int]  # per completion token: which of the player's turns it belongs to
+    group: str
+    role: str
+    game: str
+    counts: bool = True
+
+
+class GameScale:
+    """A running standard deviation of each game's returns (Welford), which advantages are divided by so that
+    games with different score ranges weigh alike; never below `floor` (a game whose returns have not varied
+    yet would otherwise blow its first differences up)."""
+
+    def __init__(self, floor: float = 0.05):
+        self.floor = floor
+        self.stats: dict[str, tuple[int, float, float]] = {}
+
+    def update(self, game: str, values: list[float]) -> None:
+        n, mean, m2 = self.stats.get(game, (0, 0.0, 0.0))
+        for x in values:
+            n += 1
+            delta = x - mean
+            mean += delta / n
+            m2 += delta * (x - mean)
+        self.stats[game] = (n, mean, m2)
+
+    def __call__(self, game: str) -> float:
+        n, _, m2 = self.stats.get(game, (0, 0.0, 0.0))
+        return max(math.sqrt(m2 / (n - 1)) if n > 1 else 0.0, self.floor)
+
+
+def token_advantages(samples: list[Sample], scale: GameScale | None = None) -> tuple[list[list[float]], int, int]:
+    """Per-token advantages: each token's return minus the mean return of the same group, role and turn (the
+    k-th turn of every sample that has one), divided by its game's scale. Samples that do not count get zeros.
+    Returns the advantages, how many (group, role) sets there were and how many had no variance at all
+    (nothing to learn from)."""
+    scale = scale or GameScale()
+    sets: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, sample in enumerate(samples):
+        if sample.counts:
+            sets[(sample.group, sample.role)].append(i)
+    turn_returns = [_per_turn(s) for s in samples]
+    for members in sets.values():
+        scale.update(samples[members[0]].game, [turn_returns[i][0] for i in members if turn_returns[i]])
+    advantages = [[0.0] * len(s.returns) for s in samples]
+    flat = 0
+    for members in sets.values():
+        per_position: dict[int, list[float]] = defaultdict(list)
+        for i in members:
+            for k, value in enumerate(turn_returns[i]):
+                per_position[k].append(value)
+        baselines = {k: sum(v) / len(v) for k, v in per_position.items()}
+        if all(max(v) - min(v) < 1e-9 for v in per_position.values()):
+            flat += 1
+        for i in members:
+            game_scale = scale(samples[i].game)
+            advantages[i] = [(r - baselines[k]) / game_scale for r, k in zip(samples[i].returns, samples[i].turns)]
+    return advantages, len(sets), flat
+
+
+def _per_turn(sample: Sample) -> list[float]:
+    """The return of each of the sample's turns, in order."""
+    values: dict[int, float] = {}
+    for turn, value in zip(sample.turns, sample.returns):
+        values.setdefault(turn, value)
+    return [values[k] for k in sorted(values)]
+
+
+class PlaypenGRPOTrainer(GRPOTrainer):
+    """TRL's GRPOTrainer with Playpen's credit assignment (module docstring): per-token advantages from per-turn
+    returns, per role and per game, and zero for episodes the learner did not spoil. Also logs the seconds each
+    step spent playing (`time/play`; TRL's `step_time` is the whole step) and the share of groups without
+    reward variance (`playpen/flat_groups`)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.game_scale = GameScale()
+        self.flat_groups = 0
+        self.all_groups = 0
+
+    def _generate_and_score_completions(self, inputs):
+        output = super()._generate_and_score_completions(inputs)  # also puts the rollout's fields into inputs
+        mode = "train" if self.model.training else "eval"
+        local = [Sample(list(x["token_returns"]), list(x["token_turns"]), x["playpen_group"], x["playpen_role"],
+                        x["playpen_game"], bool(x["playpen_counts"])) for x in inputs]
+        everyone = gather_object(local)  # groups are normalised over every process's samples
+        advantages, groups, flat = token_advantages(everyone, self.game_scale)
+        start = self.accelerator.process_index * len(local)
+        width = output["completion_ids"].shape[1]
+        tensor = torch.zeros((len(local), width), dtype=torch.float32, device=self.accelerator.device)
+        for row, values in enumerate(advantages[start:start + len(local)]):
+            values = values[:width]
+            tensor[row, :len(values)] = torch.tensor(values, dtype=torch.float32)
+        output["advantages"] = tensor  # TRL's loss takes (batch, tokens) advantages as they are
+        self.all_groups += groups
+        self.flat_groups += flat
+        metrics = self._metrics[mode]
+        metrics["playpen/flat_groups"].append(flat / groups if groups else 1.0)
+        metrics["playpen/excluded"].append(sum(not s.counts for s in everyone) / max(len(everyone), 1))
+        if isinstance(self.rollout_func, GameRollout):
+            metrics["time/play"].append(self.rollout_func.last_play_seconds)
+        return output

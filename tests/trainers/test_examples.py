@@ -143,3 +143,81 @@ def test_sft_runs_in_two_cpu_processes(tiny):
     assert (Path("models/sft/tiny/checkpoint-2") / "model.safetensors").exists()
     assert json.loads(Path("models/sft/tiny/training.json").read_text())["num_processes"] == 2
     assert registered("tiny-sft")["huggingface_id"].endswith("checkpoint-2")
+
+
+# -------------------------------------------------------------- no silent harm in the offline recipes
+
+
+def _tiny_variant(name: str, **config) -> str:
+    """A tiny model of another shape, registered under `name` in the working directory."""
+    from playpen.tiny import TinyConfig, create_tiny
+
+    create_tiny(name, config=TinyConfig(**config))
+    return name
+
+
+@pytest.mark.slow
+def test_sft_reports_samples_cut_by_max_length_and_keeps_episodes_whole_by_default(in_tmp_cwd, capsys):
+    import re
+
+    learner = _tiny_variant("tiny")
+    base = ["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", learner, "--set", "games=referencegame",
+            "--set", "max_steps=1", "--set", "batch_size=2"]
+    main(base)  # the default: the longest sample, which the tiny model's 8k context holds
+    whole = re.search(r"SFT: max_length=(\d+) tokens keeps all (\d+) samples whole", capsys.readouterr().out)
+    assert whole and json.loads(Path("models/sft/tiny/training.json").read_text())["truncated_samples"] == 0
+    longest, samples = int(whole.group(1)), int(whole.group(2))
+    main(base + ["--set", f"max_length={longest - 1}"])
+    cut = re.search(rf"SFT: (\d+) of {samples} samples are longer than max_length={longest - 1} tokens",
+                    capsys.readouterr().out)
+    assert cut and 0 < int(cut.group(1)) < samples
+    assert json.loads(Path("models/sft/tiny/training.json").read_text())["truncated_samples"] == int(cut.group(1))
+
+
+@pytest.mark.slow
+def test_lora_on_a_model_with_tied_embeddings(in_tmp_cwd, capsys):
+    """The adapter trains, saves and loads; the head stays tied to the embeddings and the model plays."""
+    from playpen.backends.hf import load_causal_lm
+    from playpen.registry import resolve_model_spec
+
+    learner = _tiny_variant("tied", tie_embeddings=True)
+    main(["run", str(EXAMPLES / "sft_trainer_lora.py"), "-l", learner, "--set", "games=referencegame",
+          "--set", "max_steps=2", "--set", "batch_size=2", "--set", "learning_rate=1e-2"])
+    model = load_causal_lm(resolve_model_spec("tied-sft-lora"))
+    base = model.get_base_model()
+    assert base.lm_head.weight.data_ptr() == base.model.embed_tokens.weight.data_ptr()
+    adapter = json.loads(Path(registered("tied-sft-lora")["model_config"]["peft_model"], "adapter_config.json")
+                         .read_text())
+    assert not adapter.get("modules_to_save")  # nothing saved beside the adapter that could untie the head
+    main(["play", "-g", "referencegame", "-m", "tied-sft-lora", "-L", "8", "--split", "validation", "-r", "after"])
+    assert "20 episodes" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_trained_model_stops_where_its_chat_template_ends_a_turn(in_tmp_cwd):
+    """The tokenizer's eos is <|endoftext|>, the template ends turns with <|im_end|> (as Qwen's base models):
+    generation stops at <|im_end|>, and the registered checkpoint says so in its generation config."""
+    from transformers import AutoTokenizer, GenerationConfig
+
+    from playpen.backends.hf import HFModel, turn_end_ids
+    from playpen.registry import resolve_model_spec
+
+    learner = _tiny_variant("qwenlike", eos_token="<|endoftext|>")
+    tokenizer = AutoTokenizer.from_pretrained(registered(learner)["huggingface_id"])
+    im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert tokenizer.eos_token_id != im_end and turn_end_ids(tokenizer) == [im_end]
+    assert im_end in HFModel(resolve_model_spec(learner)).stop_ids
+    main(["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", learner, "--set", "games=referencegame",
+          "--set", "max_steps=2", "--set", "batch_size=2"])
+    saved = GenerationConfig.from_pretrained(registered("qwenlike-sft")["huggingface_id"])
+    assert im_end in saved.eos_token_id
+    # a model whose favourite token is <|im_end|> ends its reply there, long before max_tokens
+    import torch
+
+    trained = HFModel(resolve_model_spec("qwenlike-sft"))
+    favour = torch.zeros(trained.model.config.vocab_size)
+    favour[im_end] = 100.0
+    trained.model.lm_head.register_forward_hook(lambda module, inputs, logits: logits + favour)
+    trained.set_gen_args(temperature=0.0, max_tokens=20)
+    generation = trained.generate_batch([[{"role": "user", "content": "hello"}]])[0]
+    assert generation.completion_ids == [im_end] and generation.text == ""

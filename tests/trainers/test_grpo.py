@@ -85,3 +85,143 @@ def test_episode_rewards_follow_the_configuration():
     assert EpisodeReward()(result("failure", 0.0)) == 0.0
     assert EpisodeReward("success")(result("success", 50.0)) == 1.0
     assert EpisodeReward(abort_penalty=-1.0)(result("aborted", math.nan)) == -1.0
+
+
+# ------------------------------------------------------------------------------------ credit assignment
+
+
+def _episode(game: str, outcome: str, score: float, players, round_scores=None, error=None):
+    from types import SimpleNamespace
+
+    task = EpisodeTask(SimpleNamespace(game_name=game, players=len(players)), {"name": "e"}, {"game_id": 1})
+    return EpisodeResult(task, outcome, {"Main Score": score}, players, error=error,
+                         round_scores=round_scores or {})
+
+
+def _player(name: str, turns: list[tuple[list[int], list[int], int, int]]):
+    """A trajectory from (prompt ids, completion ids, round, step) per turn."""
+    from playpen.engine.session import PlayerTrajectory, Turn
+
+    return PlayerTrajectory(name, name, "learner", [Turn([], "", p, c, [-1.0] * len(c), round=r, step=s)
+                                                    for p, c, r, s in turns])
+
+
+class _Tokenizer:
+    pad_token_id, eos_token_id = 0, 1
+
+
+def test_each_turn_return_reaches_exactly_the_tokens_of_its_turn():
+    """wordle's closeness (a per-round score) plus the outcome: turn 0's tokens get the return from turn 0 on,
+    turn 1's tokens (and the game's feedback before them, masked) the return from turn 1 on."""
+    from playpen.trainers.grpo import learner_sample
+
+    first, second = ([5, 6], [10, 11, 12], 0, 1), ([5, 6, 10, 11, 12, 20, 21], [13, 14], 1, 2)
+    result = _episode("wordle", "failure", 0.0, [_player("Player 1", [first, second])],
+                      round_scores={"0": {"closeness score": 10}, "1": {"closeness score": 25}})
+    sample = learner_sample(result, "Player 1", EpisodeReward(turn_weight=1.0), {"Player 1"}, _Tokenizer)
+    assert sample["completion_ids"] == [10, 11, 12, 20, 21, 13, 14]
+    assert sample["env_mask"] == [1, 1, 1, 0, 0, 1, 1]
+    turn0, turn1 = (10 / 25 + 25 / 25) / 2, (25 / 25) / 2  # the mean turn score from that turn to the end
+    assert sample["token_returns"] == pytest.approx([turn0] * 3 + [turn1] * 4)
+    assert sample["token_turns"] == [0, 0, 0, 1, 1, 1, 1]
+    # without turn scores every token carries the outcome alone
+    plain = learner_sample(result, "Player 1", EpisodeReward(), {"Player 1"}, _Tokenizer)
+    assert plain["token_returns"] == [0.0] * 7
+
+
+def test_turn_advantages_compare_the_same_turn_of_the_group():
+    from playpen.trainers.grpo import GameScale, Sample, token_advantages
+
+    # two samples of one group: turn 0 returns 1.0 vs 0.0, turn 1 returns 0.5 vs 0.5
+    a = Sample([1.0, 1.0, 0.5], [0, 0, 1], "g", "Player 1", "wordle")
+    b = Sample([0.0, 0.5, 0.5], [0, 1, 1], "g", "Player 1", "wordle")
+    advantages, groups, flat = token_advantages([a, b], GameScale(floor=1.0))
+    assert groups == 1 and flat == 0
+    assert advantages[0] == pytest.approx([0.5, 0.5, 0.0])
+    assert advantages[1] == pytest.approx([-0.5, 0.0, 0.0])
+
+
+def test_roles_are_normalised_apart_and_partner_aborts_teach_nothing():
+    from playpen.trainers.grpo import GameScale, Sample, token_advantages
+
+    samples = [Sample([1.0], [0], "g", "Player 1", "referencegame"), Sample([0.0], [0], "g", "Player 1", "referencegame"),
+               # Player 2's returns are all high: no variance within its role, so no advantage
+               Sample([1.0], [0], "g", "Player 2", "referencegame"), Sample([1.0], [0], "g", "Player 2", "referencegame"),
+               # aborted by the partner: excluded even though its return differs
+               Sample([-1.0], [0], "g", "Player 1", "referencegame", counts=False)]
+    advantages, groups, flat = token_advantages(samples, GameScale(floor=1.0))
+    assert groups == 2 and flat == 1
+    assert advantages[0] == [0.5] and advantages[1] == [-0.5]
+    assert advantages[2] == [0.0] and advantages[3] == [0.0]
+    assert advantages[4] == [0.0]
+
+
+def test_games_with_different_score_ranges_weigh_alike():
+    """One game's returns vary ten times more than another's; after per-game scaling their advantages match."""
+    from playpen.trainers.grpo import GameScale, Sample, token_advantages
+
+    scale = GameScale()
+    samples = [Sample([r], [0], f"{game}{k}", "Player 1", game)
+               for k in range(4) for game, spread in (("small", 0.2), ("large", 2.0)) for r in (spread, 0.0)]
+    advantages, _, _ = token_advantages(samples, scale)
+    small = [a[0] for a, s in zip(advantages, samples) if s.game == "small"]
+    large = [a[0] for a, s in zip(advantages, samples) if s.game == "large"]
+    assert small == pytest.approx(large, rel=0.05)
+    assert max(large) > 0.5  # and they are not squashed to nothing
+
+
+def test_who_spoiled_an_aborted_episode():
+    from playpen.trainers.grpo import learner_at_fault
+
+    learner = _player("Player 1", [([1], [2], 0, 1)])
+    partner = _player("Player 2", [([1], [3], 0, 2)])
+    assert not learner_at_fault(_episode("referencegame", "aborted", math.nan, [learner, partner]), {"Player 1"})
+    assert learner_at_fault(_episode("referencegame", "aborted", math.nan, [learner, partner]), {"Player 2"})
+    assert learner_at_fault(_episode("referencegame", "failure", 0.0, [learner, partner]), {"Player 1"})
+    crashed = _episode("referencegame", "aborted", math.nan, [learner], error="teacher API failed")
+    assert not learner_at_fault(crashed, {"Player 1"})
+
+
+def test_playpen_trainer_hands_per_token_advantages_to_the_loss(tiny):
+    """The rollout's per-turn returns become TRL's (batch, tokens) advantages: each turn's own value."""
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.grpo import PlaypenGRPOTrainer
+
+    def rollout(prompts, trainer):
+        n = len(prompts)
+        # sample k: turn 0 returns k, turn 1 returns 0 (after two game tokens)
+        return {"prompt_ids": [[5, 6, 7]] * n, "completion_ids": [[11, 12, 13, 14, 15, 16]] * n,
+                "logprobs": [[-1.0] * 6] * n, "env_mask": [[1, 1, 0, 0, 1, 1]] * n,
+                "episode_reward": [float(k % 2) for k in range(n)],
+                "token_returns": [[float(k % 2)] * 2 + [0.0] * 4 for k in range(n)],
+                "token_turns": [[0, 0, 1, 1, 1, 1]] * n, "playpen_group": [str(k // 2) for k in range(n)],
+                "playpen_role": ["Player 1"] * n, "playpen_game": ["g"] * n, "playpen_counts": [True] * n}
+
+    base = PlaypenTrainer(resolve_model_spec(tiny))
+    model, tokenizer = base.load_learner()
+    args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, beta=0.0,
+                      temperature=1.0, seed=0, num_generations=2, per_device_train_batch_size=4, max_steps=1,
+                      **base.device_args())
+    trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
+                                 train_dataset=Dataset.from_dict({"prompt": ["a", "b"]}), rollout_func=rollout)
+    batch = trainer._generate_and_score_completions([{"prompt": p} for p in ["a", "a", "b", "b"]])
+    advantages = batch["advantages"]
+    assert advantages.shape == batch["completion_ids"].shape
+    scale = trainer.game_scale("g")
+    for k in range(4):
+        expected = (float(k % 2) - 0.5) / scale
+        assert advantages[k, :2].tolist() == pytest.approx([expected] * 2)
+        assert advantages[k, 2:].tolist() == pytest.approx([0.0] * 4)  # turn 1: every sample returned 0
+    assert trainer.all_groups == 2 and trainer.flat_groups == 0
+
+
+def test_a_run_that_learned_nothing_says_so():
+    from playpen.trainers.base import no_learning_warning
+
+    assert "learned (almost) nothing" in no_learning_warning(weight_change=0.0, flat_group_fraction=None)
+    assert "no reward variance" in no_learning_warning(weight_change=0.01, flat_group_fraction=0.95)
+    assert no_learning_warning(weight_change=0.01, flat_group_fraction=0.3) is None

@@ -3,10 +3,11 @@
 Giver: finds the fewest rows or columns of the target (first grid drawn in its prompt) that tell it apart
 from both distractors and spells them out ("the grid whose second row is X X □ X X"), which pins the
 target down exactly. Follower: reads the grids of its prompt (in their shuffled order) and the expression
-that follows them, and picks the grid that fits it best: a point for each row or column the expression
-spells out or calls completely filled or empty ('the first, third and fifth rows are completely filled'),
-half a point for each total it gets right ('exactly two empty cells'). With nothing it can read, it answers
-'first'. Free-form descriptions of other givers (corners, shapes, symmetry) are beyond it.
+that follows them, and picks the grid that fits it best: for each row or column the expression spells out or
+calls completely filled or empty ('the first, third and fifth rows are completely filled'), the share of that
+line's cells the grid agrees with (so a description with a slip still points at the closest grid), and half a
+point for each total it gets right ('exactly two empty cells'). With nothing it can read, it answers 'first'.
+Free-form descriptions of other givers (corners, shapes, symmetry) are beyond it.
 """
 
 from __future__ import annotations
@@ -120,15 +121,17 @@ def read_cell_counts(expression: str) -> list[tuple[bool, int]]:
 
 
 def resolve(grids: list[Grid], expression: str) -> int:
-    """Index of the grid that fits the expression best (the first one on ties): one point per row or column
-    it gets right, half a point per cell count."""
+    """Index of the grid that fits the expression best (the first one on ties): per row or column it spells
+    out, the share of its cells that agree (a description with a slip still points at the closest grid, as it
+    would for a person), half a point per cell count it gets right."""
     lines = read_constraints(expression)
     counts = read_cell_counts(expression)
 
     def fit(grid: Grid) -> float:
         filled = sum(map(sum, grid))
         right_counts = sum((filled if want_filled else SIZE * SIZE - filled) == n for want_filled, n in counts)
-        return sum(_line(grid, line) == cells for line, cells in lines) + COUNT_WEIGHT * right_counts
+        agree = sum(sum(a == b for a, b in zip(_line(grid, line), cells)) / SIZE for line, cells in lines)
+        return agree + COUNT_WEIGHT * right_counts
 
     fits = [fit(grid) for grid in grids]
     return fits.index(max(fits)) if fits else 0

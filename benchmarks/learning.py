@@ -1,0 +1,142 @@
+"""Does a model learn by playing? GRPO against more SFT from the same start, on instances never trained on.
+
+    python benchmarks/learning.py [--seeds 3] [--keep DIR]
+
+A tiny model is created here (random weights, a tokenizer trained on the games' text; offline) and taught
+referencegame's Giver role by SFT on the expert's episodes (train split): the start. From that one checkpoint
+each seed continues (a) with online GRPO, the learner describing the target while the expert Follower picks
+a grid, rewarded by the outcome, and (b) with more SFT on the experts' episodes for the same wall-clock time.
+The start and every result are evaluated on the validation split (greedy, Giver = the model, Follower =
+the expert).
+
+Why this setting: the skill is reading the target off a grid and describing a line of it exactly enough for
+the partner to pick it out, which a model of 0.3M parameters can learn in minutes on a CPU and which
+transfers to new grids (the validation instances share none with the train instances); the expert Follower
+makes the reward depend on the learner's move alone. The start is a short SFT, so it has the format but
+describes its grids sloppily.
+
+It prints a table (mean and std over seeds of % Played and Quality, per arm) and, last, one JSON line:
+{"grpo_quality_gain": x, "sft_quality_gain": y, "game": ..., "seeds": n, "seconds": s, ...}: a gain is the
+validation Quality after minus at the start. Target: grpo_quality_gain >= 10, with the GRPO training reward
+rising over the run (grpo_reward_first/last: mean reward of the first and last quarter of the steps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
+GAME = "referencegame"
+MAX_TOKENS = 40  # a Giver's expression: "Expression: The grid whose first row is X X □ X X." is ~20 tokens
+
+# The start: enough SFT steps for the format and a sloppy description, not for exact copies.
+START = ["max_steps=200", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"]
+# Both arms continue from the start for the same time.
+GRPO = ["max_steps=1000", "num_generations=8", "instances_per_step=4", "learning_rate=5e-4", "reward=success",
+        "logging_steps=5", "save_steps=0"]
+SFT = ["max_steps=100000", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"]
+
+
+def train(example: str, learner: str, settings: list[str], teacher: str | None = None,
+          temperature: float = 0.0):
+    from playpen.trainers.runner import run_trainer
+
+    with contextlib.redirect_stdout(sys.stderr):  # TRL's progress logs; the table goes to stdout
+        return run_trainer(EXAMPLES / example, learner, teacher, temperature=temperature, max_tokens=MAX_TOKENS,
+                           settings=[f"games={GAME}", *settings])
+
+
+def evaluate(model: str, results: str) -> dict:
+    """% Played and Quality of the model as the Giver, the expert as the Follower, on the validation split."""
+    from playpen.cli import play, summarize
+
+    with contextlib.redirect_stdout(sys.stderr):
+        episodes, _, _ = play([GAME], [model, "expert"], max_tokens=MAX_TOKENS, results_dir=results,
+                              split="validation", progress=False)
+    row = summarize(episodes)[0]
+    return {"played": row["played"], "quality": 0.0 if row["quality"] != row["quality"] else row["quality"]}
+
+
+def rewards(trainer) -> list[float]:
+    return [e["reward"] for e in trainer.log_history if "reward" in e]
+
+
+def run(seeds: int, seconds: float) -> dict:
+    from playpen.tiny import create_tiny
+
+    started = time.perf_counter()
+    create_tiny("tiny")
+    train("sft_trainer_simple.py", "tiny", [*START, "seed=0"])
+    start = evaluate("tiny-sft", "eval/start")
+    print(f"start (SFT, {START[0]}): played {start['played']:.1f}, quality {start['quality']:.1f}", flush=True)
+    arms: dict[str, list[dict]] = {"grpo": [], "sft": []}
+    curves = []
+    for seed in range(seeds):
+        t0 = time.perf_counter()
+        grpo = train("grpo_trainer.py", "tiny-sft", [*GRPO, f"seed={seed}", f"max_seconds={seconds}"],
+                     teacher="expert", temperature=1.0)
+        budget = time.perf_counter() - t0
+        curves.append(rewards(grpo))
+        arms["grpo"].append(evaluate("tiny-sft-grpo", f"eval/grpo-{seed}"))
+        train("sft_trainer_simple.py", "tiny-sft", [*SFT, f"seed={seed}", f"max_seconds={budget:.1f}"])
+        arms["sft"].append(evaluate("tiny-sft-sft", f"eval/sft-{seed}"))
+        print(f"seed {seed}: grpo {arms['grpo'][-1]} ({len(curves[-1])} logged steps), sft {arms['sft'][-1]}, "
+              f"{budget:.0f} s each", flush=True)
+    return {"start": start, "arms": arms, "curves": curves, "seconds": time.perf_counter() - started}
+
+
+def report(outcome: dict, seeds: int) -> dict:
+    def stats(values: list[float]) -> str:
+        std = statistics.stdev(values) if len(values) > 1 else 0.0
+        return f"{statistics.mean(values):6.1f} ± {std:4.1f}"
+
+    start = outcome["start"]
+    print(f"\n{GAME}, validation split, {seeds} seeds (mean ± std)")
+    print(f"{'arm':<14}{'% played':>16}{'quality':>16}")
+    print(f"{'start (SFT)':<14}{start['played']:>9.1f}{'':7}{start['quality']:>9.1f}")
+    for arm, label in (("grpo", "+ GRPO"), ("sft", "+ more SFT")):
+        runs = outcome["arms"][arm]
+        print(f"{label:<14}{stats([r['played'] for r in runs]):>16}{stats([r['quality'] for r in runs]):>16}")
+    quarters = [(c[: max(1, len(c) // 4)], c[-max(1, len(c) // 4):]) for c in outcome["curves"] if c]
+    first = statistics.mean(statistics.mean(a) for a, _ in quarters) if quarters else float("nan")
+    last = statistics.mean(statistics.mean(b) for _, b in quarters) if quarters else float("nan")
+    print(f"GRPO training reward: {first:.3f} in the first quarter of the steps, {last:.3f} in the last")
+    gain = {arm: statistics.mean(r["quality"] for r in outcome["arms"][arm]) - start["quality"] for arm in ("grpo", "sft")}
+    return {"grpo_quality_gain": round(gain["grpo"], 2), "sft_quality_gain": round(gain["sft"], 2), "game": GAME,
+            "seeds": seeds, "seconds": round(outcome["seconds"], 1), "start_quality": round(start["quality"], 2),
+            "grpo_reward_first": round(first, 4), "grpo_reward_last": round(last, 4)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=60.0, help="training time of each arm and seed")
+    parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary folder)")
+    args = parser.parse_args()
+    work = Path(args.keep or tempfile.mkdtemp(prefix="playpen-learning-"))
+    work.mkdir(parents=True, exist_ok=True)
+    previous = Path.cwd()
+    os.chdir(work)
+    try:
+        summary = report(run(args.seeds, args.seconds), args.seeds)
+    finally:
+        os.chdir(previous)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
