@@ -92,87 +92,10 @@ def cmd_games_dir(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------------------- play
 
 
-def load_models(names: list[str], temperature: float, max_tokens: int):
-    from playpen.backends import load_model
-    from playpen.registry import resolve_model_spec
-
-    specs = [resolve_model_spec(name) for name in names]  # check every name before loading anything
-    return [load_model(spec, temperature, max_tokens) for spec in specs]
-
-
-def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, max_tokens: int = 300,
-         instances_file: str | None = None, experiment: str | None = None, results_dir: str = "results",
-         batch_size: int = 16, concurrency: int = 32, repeats: int = 1, progress: bool = True,
-         split: str = "all", branch: int = 1, branch_player: str = "Player 1"):
-    """Play the games' instances with the models and record them; returns the episode results."""
-    from clemcore.backends import Model
-
-    from playpen.data.splits import split_ids
-    from playpen.engine import Engine, ResultsWriter, tasks_from_instances
-    from playpen.registry import load_instances, select_games
-
-    if len(model_names) > 2:
-        raise PlaypenError("give one model (it plays every role) or two (player 1 and player 2)")
-    if branch > 1 and temperature <= 0:
-        raise PlaypenError("--branch needs sampling, or every branch answers the same: give -t above 0, e.g. -t 1")
-    specs = select_games(games)
-    if branch > 1:
-        names = [f"Player {i + 1}" for i in range(max(int(getattr(spec, "players", 1) or 1) for spec in specs))]
-        if branch_player not in names:
-            raise PlaypenError(f"--branch-player {branch_player!r} plays in none of these games: choose one of "
-                               f"{', '.join(repr(n) for n in names)}")
-    tasks, without_split = [], []
-    for spec in specs:
-        instances = load_instances(spec, instances_file)
-        # a split is a set of (experiment, game_id) ids, so it selects the same instances of an official file
-        only = split_ids(spec.game_name, split)
-        found = tasks_from_instances(spec, instances, experiment=experiment, repeats=repeats, only=only)
-        names = [e["name"] for e in instances["experiments"]]
-        if experiment and experiment not in names:
-            raise PlaypenError(f"{spec.game_name} has no experiment {experiment!r}; it has: {', '.join(names)}")
-        if only is not None and not found:
-            without_split.append(spec.game_name)
-        tasks.extend(found)
-    if without_split:
-        why = (f"no instances of the {split} split in {', '.join(without_split)} (games kept for generalisation "
-               f"have no train split; instances files with other experiment names or ids match none)")
-        if not tasks:
-            raise PlaypenError(f"{why}: choose another --split, or --split all")
-        print(f"skipped: {why}", file=sys.stderr)
-    models = load_models(model_names, temperature, max_tokens)
-    writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
-    engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
-                    branch=branch, branch_player=branch_player)
-    results = engine.run(tasks)
-    return results, engine.stats, writer.run_path
-
-
-def summarize(results) -> list[dict]:
-    """Per game: episodes, % Played, Quality (mean Main Score of played episodes), % Success."""
-    import math
-    from collections import defaultdict
-
-    by_game = defaultdict(list)
-    for r in results:
-        by_game[r.task.game_name].append(r)
-    rows = []
-    for game, rs in by_game.items():
-        played = [r for r in rs if r.outcome != "aborted"]
-        scores = [r.main_score for r in played if not math.isnan(r.main_score)]
-        rows.append({"game": game, "episodes": len(rs), "played": 100 * len(played) / len(rs),
-                     "quality": sum(scores) / len(scores) if scores else math.nan,
-                     "success": 100 * sum(r.outcome == "success" for r in rs) / len(rs)})
-    return rows
-
-
-def print_summary(rows: list[dict]) -> None:
-    print(f"{'game':<28}{'episodes':>9}{'% played':>10}{'quality':>9}{'% success':>11}")
-    for row in rows:
-        print(f"{row['game']:<28}{row['episodes']:>9}{row['played']:>10.1f}{row['quality']:>9.2f}{row['success']:>11.1f}")
-
-
 def cmd_play(args: argparse.Namespace) -> None:
     _quiet_clemcore()
+    from playpen.play import play, print_summary, summarize
+
     try:
         results, stats, run_path = play(args.games, args.models, temperature=args.temperature,
                                         max_tokens=args.max_tokens, instances_file=args.instances,

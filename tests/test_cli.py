@@ -32,6 +32,26 @@ def test_help_imports_no_heavy_library():
     assert help_text.returncode == 0 and "play" in help_text.stdout
 
 
+def test_only_the_entry_point_imports_the_command_line_module():
+    """Library code (play, the trainers, the demo, eval, the examples, the benchmarks) calls functions below
+    the CLI, so the command-line module stays a thin layer that nothing else depends on."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    importers = []
+    for folder in ("playpen", "examples", "benchmarks"):
+        for file in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                if "playpen.cli" in names:
+                    importers.append(file.relative_to(root).as_posix())
+    assert importers == ["playpen/__main__.py"]
+
+
 def test_list_games_shows_the_wordle_games_and_their_source(in_tmp_cwd, capsys):
     code, out, _ = run(["list", "games", "-v"], capsys)
     assert code == 0

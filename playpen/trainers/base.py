@@ -144,7 +144,7 @@ class PlaypenTrainer:
         """Episodes of the games' expert players on an instance split (played once, then reused)."""
         from accelerate import PartialState
 
-        from playpen.cli import play
+        from playpen.play import play
 
         with PartialState().main_process_first():  # one process plays; the others find the results
             _, _, path = play(games, ["expert"], results_dir=results_dir, split=split, repeats=repeats,
@@ -156,7 +156,7 @@ class PlaypenTrainer:
         process into playpen-records/<algorithm>/<learner>/; the other processes wait and read them)."""
         from accelerate import PartialState
 
-        from playpen.cli import play
+        from playpen.play import play
 
         folder = Path("playpen-records") / self.algorithm / self.learner_name
         state = PartialState()
