@@ -117,10 +117,13 @@ def cmd_play(args: argparse.Namespace) -> None:
 
 def cmd_score(args: argparse.Namespace) -> None:
     _quiet_clemcore()
+    from playpen.engine.results import unscored_note
     from playpen.scoring import score_results
 
-    scored, failed = score_results(args.results_dir, args.game)
+    scored, failed, unscorable = score_results(args.results_dir, args.game)
     print(f"scored {scored} episodes in {args.results_dir}" + (f"; {failed} could not be scored" if failed else ""))
+    for game in unscorable:
+        print(unscored_note(game))
 
 
 def cmd_transcribe(args: argparse.Namespace) -> None:

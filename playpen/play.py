@@ -16,6 +16,25 @@ def load_models(names: list[str], temperature: float, max_tokens: int):
     return [load_model(spec, temperature, max_tokens) for spec in specs]
 
 
+def loadable(specs: list) -> list:
+    """The games whose master.py loads. Each game that cannot load is named in one line with its cause and
+    the others play on; if none loads, that is the error."""
+    from playpen.registry import load_benchmark
+
+    ok, failed = [], []
+    for spec in specs:
+        try:
+            load_benchmark(spec)  # a few milliseconds; the engine loads its own copy
+            ok.append(spec)
+        except PlaypenError as e:
+            failed.append(str(e))
+    if not ok:
+        raise PlaypenError("; ".join(failed))
+    for line in failed:
+        print(f"skipped: {line}", file=sys.stderr)
+    return ok
+
+
 def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, max_tokens: int = 300,
          instances_file: str | None = None, experiment: str | None = None, results_dir: str = "results",
          batch_size: int = 16, concurrency: int = 32, repeats: int = 1, progress: bool = True,
@@ -31,7 +50,7 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         raise PlaypenError("give one model (it plays every role) or two (player 1 and player 2)")
     if branch > 1 and temperature <= 0:
         raise PlaypenError("--branch needs sampling, or every branch answers the same: give -t above 0, e.g. -t 1")
-    specs = select_games(games)
+    specs = loadable(select_games(games))
     if branch > 1:
         names = [f"Player {i + 1}" for i in range(max(int(getattr(spec, "players", 1) or 1) for spec in specs))]
         if branch_player not in names:
@@ -64,24 +83,40 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
 
 
 def summarize(results) -> list[dict]:
-    """Per game: episodes, % Played, Quality (mean Main Score of played episodes), % Success."""
+    """Per game: episodes, % Played, Quality (mean Main Score of played episodes), % Success, over the scored
+    episodes; `unscored` counts the episodes of a game without a scorer (no measure applies to them)."""
     import math
     from collections import defaultdict
+
+    from playpen.engine.results import UNSCORED
 
     by_game = defaultdict(list)
     for r in results:
         by_game[r.task.game_name].append(r)
     rows = []
     for game, rs in by_game.items():
-        played = [r for r in rs if r.outcome != "aborted"]
+        scored = [r for r in rs if r.outcome != UNSCORED]
+        played = [r for r in scored if r.outcome != "aborted"]
         scores = [r.main_score for r in played if not math.isnan(r.main_score)]
-        rows.append({"game": game, "episodes": len(rs), "played": 100 * len(played) / len(rs),
+        success = sum(r.outcome == "success" for r in scored)
+        rows.append({"game": game, "episodes": len(rs), "unscored": len(rs) - len(scored),
+                     "played": 100 * len(played) / len(scored) if scored else math.nan,
                      "quality": sum(scores) / len(scores) if scores else math.nan,
-                     "success": 100 * sum(r.outcome == "success" for r in rs) / len(rs)})
+                     "success": 100 * success / len(scored) if scored else math.nan})
     return rows
 
 
 def print_summary(rows: list[dict]) -> None:
+    """The per-game table, then one note per game without a scorer."""
+    from playpen.engine.results import unscored_note
+
+    def cell(value: float, width: int, digits: int) -> str:
+        return f"{'-':>{width}}" if value != value else f"{value:>{width}.{digits}f}"  # NaN: nothing to measure
+
     print(f"{'game':<28}{'episodes':>9}{'% played':>10}{'quality':>9}{'% success':>11}")
     for row in rows:
-        print(f"{row['game']:<28}{row['episodes']:>9}{row['played']:>10.1f}{row['quality']:>9.2f}{row['success']:>11.1f}")
+        print(f"{row['game']:<28}{row['episodes']:>9}{cell(row['played'], 10, 1)}{cell(row['quality'], 9, 2)}"
+              f"{cell(row['success'], 11, 1)}")
+    for row in rows:
+        if row["unscored"]:
+            print(unscored_note(row["game"]))

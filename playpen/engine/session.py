@@ -133,7 +133,7 @@ class EpisodeResult:
     """How an episode ended, its scores, and every player's trajectory."""
 
     task: EpisodeTask
-    outcome: str  # "success", "failure" or "aborted"
+    outcome: str  # "success", "failure", "aborted", or "unscored" (a game without a scorer)
     episode_scores: dict[str, Any]
     players: list[PlayerTrajectory]
     error: str | None = None
