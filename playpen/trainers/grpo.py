@@ -22,6 +22,8 @@ from clemcore.backends import Model, ModelSpec
 
 from playpen.backends import BatchModel, Generation, model_config
 from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, tasks_from_instances
+from playpen.engine.results import UNSCORED
+from playpen.errors import PlaypenError
 
 
 @dataclass
@@ -36,6 +38,9 @@ class EpisodeReward:
     abort_penalty: float = 0.0
 
     def __call__(self, result: EpisodeResult) -> float:
+        if result.outcome == UNSCORED:  # a reward of 0 for every episode would train on nothing, silently
+            raise PlaypenError(f"{result.task.game_name} has no scorer, so its episodes have no reward: train "
+                               "GRPO on games that score their episodes")
         if result.outcome == "aborted":
             return self.abort_penalty
         if self.kind == "success":

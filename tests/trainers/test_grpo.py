@@ -85,3 +85,14 @@ def test_episode_rewards_follow_the_configuration():
     assert EpisodeReward()(result("failure", 0.0)) == 0.0
     assert EpisodeReward("success")(result("success", 50.0)) == 1.0
     assert EpisodeReward(abort_penalty=-1.0)(result("aborted", math.nan)) == -1.0
+
+
+def test_a_game_without_a_scorer_gives_no_reward_and_says_so():
+    from types import SimpleNamespace
+
+    from playpen.errors import PlaypenError
+
+    unscored = EpisodeResult(EpisodeTask(SimpleNamespace(game_name="greeting"), {"name": "e"}, {"game_id": 1}),
+                             "unscored", {}, [])
+    with pytest.raises(PlaypenError, match="greeting has no scorer"):
+        EpisodeReward()(unscored)
