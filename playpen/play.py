@@ -70,7 +70,8 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         tasks.extend(found)
     if without_split:
         why = (f"no instances of the {split} split in {', '.join(without_split)} (games kept for generalisation "
-               f"have no train split; instances files with other experiment names or ids match none)")
+               f"have no train split; instances files with other experiment names or ids match none; a user's "
+               f"game with few instances may have none in a split)")
         if not tasks:
             raise PlaypenError(f"{why}: choose another --split, or --split all")
         print(f"skipped: {why}", file=sys.stderr)
