@@ -159,11 +159,12 @@ def cmd_replay(args: argparse.Namespace) -> None:
 def cmd_dataset(args: argparse.Namespace) -> None:
     from playpen.data.episodes import conversational, preference_pairs, save_jsonl
 
+    folders = results_folders(args, "playpen dataset conversational -r results -o data.jsonl")
     filters = dict(games=args.game, roles=args.role, models=args.model, split=args.split)
     if args.kind == "conversational":
-        rows = conversational(args.results, outcomes=args.outcome, **filters)
+        rows = conversational(folders, outcomes=args.outcome, **filters)
     else:
-        rows = preference_pairs(args.results, levels=tuple(args.level), **filters)
+        rows = preference_pairs(folders, levels=tuple(args.level), **filters)
     path = save_jsonl(rows, args.out)
     print(f"{len(rows)} {args.kind} samples written to {path} "
           f"(datasets.load_dataset('json', data_files='{path}'))")
@@ -209,9 +210,10 @@ def cmd_report(args: argparse.Namespace) -> None:
     from playpen.eval.clemscore import headline
     from playpen.eval.report import write_report
 
-    table = write_report(args.dirs, args.out)
+    folders = results_folders(args, "playpen report -r eval-before eval-after -o report")
+    table = write_report(folders, args.out)
     print(headline(table))
-    print(f"report: {Path(args.out or args.dirs[0]) / 'results.html'} (and report.md)")
+    print(f"report: {Path(args.out or folders[0]) / 'results.html'} (and report.md)")
 
 
 def cmd_models(args: argparse.Namespace) -> None:
@@ -230,6 +232,20 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 # -------------------------------------------------------------------------------------- parser
+
+
+def add_results_folders(p: argparse.ArgumentParser, what: str) -> None:
+    """Several results folders, given as every command gives them: -r DIR [DIR ...]. Folders given without
+    -r (the form `dataset` and `report` once had) are still read."""
+    p.add_argument("-r", "--results-dir", nargs="+", default=[], metavar="DIR", help=what)
+    p.add_argument("folders", nargs="*", help=argparse.SUPPRESS)
+
+
+def results_folders(args: argparse.Namespace, example: str) -> list[str]:
+    folders = args.results_dir + args.folders
+    if not folders:
+        raise PlaypenError(f"give the results folders with -r, e.g. {example}")
+    return folders
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -270,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dataset", help="turn recorded episodes into training data (JSONL for HF datasets)")
     p.add_argument("kind", choices=["conversational", "preference"],
                    help="conversational: one chat per episode and player (SFT); preference: DPO pairs")
-    p.add_argument("results", nargs="+", help="results folders (Playpen, clem 3.x or clembench 2.0 layout)")
+    add_results_folders(p, "results folders (Playpen, clem 3.x or clembench 2.0 layout)")
     p.add_argument("-o", "--out", required=True, help="the JSONL file to write")
     p.add_argument("-g", "--game", nargs="+", help="only these games")
     p.add_argument("--role", nargs="+", help="only these game roles (e.g. Guesser)")
@@ -326,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("report", help="one table and plots for every model in one or more results folders")
-    p.add_argument("dirs", nargs="+", help="results folders (e.g. playpen-eval runs of a base and a trained model)")
+    add_results_folders(p, "results folders (e.g. playpen-eval runs of a base and a trained model)")
     p.add_argument("-o", "--out", help="where to write the report (default: the first folder)")
     p.set_defaults(func=cmd_report)
 

@@ -75,7 +75,7 @@ def steps() -> list[Step]:
              ["run", str(grpo), "-l", "tiny-sft", "-L", "48", *settings(grpo_settings)],
              lambda: run_trainer(grpo, "tiny-sft", max_tokens=48, settings=grpo_settings)),
         evaluation("Evaluate the trained model on the same validation instances", "tiny-sft-grpo", "eval-after"),
-        Step("One report with both models side by side", ["report", "eval-before", "eval-after", "-o", "report"],
+        Step("One report with both models side by side", ["report", "-r", "eval-before", "eval-after", "-o", "report"],
              report),
     ]
 

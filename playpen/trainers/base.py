@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -174,10 +175,23 @@ class PlaypenTrainer:
         train split are left out) or, by default, of the experts' won episodes on the train split."""
         from playpen.data.episodes import conversational, load_playpen_data, prompt_completion, to_dataset
 
+        how = ("give SFT data with --set data=FILE.jsonl, written by `playpen dataset conversational -r RESULTS -o "
+               "FILE.jsonl --outcome success --split train` from episodes you recorded with `playpen play -g GAME "
+               "-m MODEL --split train -r RESULTS`")
         if data:
             rows = [row for row in load_playpen_data(data) if _for_training(row.get("meta") or {}, games)]
+            if not rows:
+                raise PlaypenError(f"no samples in {data} for {', '.join(games)}: samples of other games and of "
+                                   f"validation or test instances are left out; {how}")
         else:
             rows = conversational([self.expert_episodes(games, split="train")], games=games, outcomes=["success"])
+            missing = [g for g in games if not any(row["meta"]["game"] == g for row in rows)]
+            if missing:  # a user's game seldom has an expert player, or a scorer to say it won
+                why = (f"the expert player won no train episode of {', '.join(missing)} (a game without an expert "
+                       "player or without a scorer, like most of your own games, has none)")
+                if not rows:
+                    raise PlaypenError(f"no SFT samples: {why}; {how}")
+                print(f"note: SFT leaves out {', '.join(missing)}: {why}", file=sys.stderr)
         return to_dataset(prompt_completion(rows)).remove_columns("meta")
 
     def finish(self, trainer, adapter: bool = False) -> str | None:
