@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from playpen.cli import main
+from tests.test_cli import run
 
 FIXTURE_GAMES = Path(__file__).resolve().parent / "fixtures" / "games"
 
@@ -18,16 +18,6 @@ def user_games(in_tmp_cwd):
     """The fixture games registered as a user's own games (a game_registry.json in the working directory)."""
     Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
     return in_tmp_cwd
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_game_without_a_scorer_plays_records_and_resumes(user_games, capsys):
