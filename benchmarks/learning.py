@@ -60,7 +60,7 @@ def train(example: str, learner: str, settings: list[str], teacher: str | None =
 
 def evaluate(model: str, results: str) -> dict:
     """% Played and Quality of the model as the Giver, the expert as the Follower, on the validation split."""
-    from playpen.cli import play, summarize
+    from playpen.play import play, summarize
 
     with contextlib.redirect_stdout(sys.stderr):
         episodes, _, _ = play([GAME], [model, "expert"], max_tokens=MAX_TOKENS, results_dir=results,

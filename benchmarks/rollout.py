@@ -51,7 +51,7 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     model = "tiny" if name.endswith("hf") else "stub"
     instances = None if name.endswith("hf") else str(Path(args.workdir) / "withcritic60")
     if name.startswith("playpen"):
-        from playpen.cli import play
+        from playpen.play import play
 
         start = time.perf_counter()
         results, stats, _ = play(games, [model], max_tokens=args.max_tokens, results_dir=f"results-{name}",

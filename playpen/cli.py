@@ -92,87 +92,10 @@ def cmd_games_dir(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------------------- play
 
 
-def load_models(names: list[str], temperature: float, max_tokens: int):
-    from playpen.backends import load_model
-    from playpen.registry import resolve_model_spec
-
-    specs = [resolve_model_spec(name) for name in names]  # check every name before loading anything
-    return [load_model(spec, temperature, max_tokens) for spec in specs]
-
-
-def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, max_tokens: int = 300,
-         instances_file: str | None = None, experiment: str | None = None, results_dir: str = "results",
-         batch_size: int = 16, concurrency: int = 32, repeats: int = 1, progress: bool = True,
-         split: str = "all", branch: int = 1, branch_player: str = "Player 1"):
-    """Play the games' instances with the models and record them; returns the episode results."""
-    from clemcore.backends import Model
-
-    from playpen.data.splits import split_ids
-    from playpen.engine import Engine, ResultsWriter, tasks_from_instances
-    from playpen.registry import load_instances, select_games
-
-    if len(model_names) > 2:
-        raise PlaypenError("give one model (it plays every role) or two (player 1 and player 2)")
-    if branch > 1 and temperature <= 0:
-        raise PlaypenError("--branch needs sampling, or every branch answers the same: give -t above 0, e.g. -t 1")
-    specs = select_games(games)
-    if branch > 1:
-        names = [f"Player {i + 1}" for i in range(max(int(getattr(spec, "players", 1) or 1) for spec in specs))]
-        if branch_player not in names:
-            raise PlaypenError(f"--branch-player {branch_player!r} plays in none of these games: choose one of "
-                               f"{', '.join(repr(n) for n in names)}")
-    tasks, without_split = [], []
-    for spec in specs:
-        instances = load_instances(spec, instances_file)
-        # a split is a set of (experiment, game_id) ids, so it selects the same instances of an official file
-        only = split_ids(spec.game_name, split)
-        found = tasks_from_instances(spec, instances, experiment=experiment, repeats=repeats, only=only)
-        names = [e["name"] for e in instances["experiments"]]
-        if experiment and experiment not in names:
-            raise PlaypenError(f"{spec.game_name} has no experiment {experiment!r}; it has: {', '.join(names)}")
-        if only is not None and not found:
-            without_split.append(spec.game_name)
-        tasks.extend(found)
-    if without_split:
-        why = (f"no instances of the {split} split in {', '.join(without_split)} (games kept for generalisation "
-               f"have no train split; instances files with other experiment names or ids match none)")
-        if not tasks:
-            raise PlaypenError(f"{why}: choose another --split, or --split all")
-        print(f"skipped: {why}", file=sys.stderr)
-    models = load_models(model_names, temperature, max_tokens)
-    writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
-    engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
-                    branch=branch, branch_player=branch_player)
-    results = engine.run(tasks)
-    return results, engine.stats, writer.run_path
-
-
-def summarize(results) -> list[dict]:
-    """Per game: episodes, % Played, Quality (mean Main Score of played episodes), % Success."""
-    import math
-    from collections import defaultdict
-
-    by_game = defaultdict(list)
-    for r in results:
-        by_game[r.task.game_name].append(r)
-    rows = []
-    for game, rs in by_game.items():
-        played = [r for r in rs if r.outcome != "aborted"]
-        scores = [r.main_score for r in played if not math.isnan(r.main_score)]
-        rows.append({"game": game, "episodes": len(rs), "played": 100 * len(played) / len(rs),
-                     "quality": sum(scores) / len(scores) if scores else math.nan,
-                     "success": 100 * sum(r.outcome == "success" for r in rs) / len(rs)})
-    return rows
-
-
-def print_summary(rows: list[dict]) -> None:
-    print(f"{'game':<28}{'episodes':>9}{'% played':>10}{'quality':>9}{'% success':>11}")
-    for row in rows:
-        print(f"{row['game']:<28}{row['episodes']:>9}{row['played']:>10.1f}{row['quality']:>9.2f}{row['success']:>11.1f}")
-
-
 def cmd_play(args: argparse.Namespace) -> None:
     _quiet_clemcore()
+    from playpen.play import play, print_summary, summarize
+
     try:
         results, stats, run_path = play(args.games, args.models, temperature=args.temperature,
                                         max_tokens=args.max_tokens, instances_file=args.instances,
@@ -194,10 +117,13 @@ def cmd_play(args: argparse.Namespace) -> None:
 
 def cmd_score(args: argparse.Namespace) -> None:
     _quiet_clemcore()
+    from playpen.engine.results import unscored_note
     from playpen.scoring import score_results
 
-    scored, failed = score_results(args.results_dir, args.game)
+    scored, failed, unscorable = score_results(args.results_dir, args.game)
     print(f"scored {scored} episodes in {args.results_dir}" + (f"; {failed} could not be scored" if failed else ""))
+    for game in unscorable:
+        print(unscored_note(game))
 
 
 def cmd_transcribe(args: argparse.Namespace) -> None:
@@ -233,11 +159,12 @@ def cmd_replay(args: argparse.Namespace) -> None:
 def cmd_dataset(args: argparse.Namespace) -> None:
     from playpen.data.episodes import conversational, preference_pairs, save_jsonl
 
+    folders = results_folders(args, "playpen dataset conversational -r results -o data.jsonl")
     filters = dict(games=args.game, roles=args.role, models=args.model, split=args.split)
     if args.kind == "conversational":
-        rows = conversational(args.results, outcomes=args.outcome, **filters)
+        rows = conversational(folders, outcomes=args.outcome, **filters)
     else:
-        rows = preference_pairs(args.results, levels=tuple(args.level), **filters)
+        rows = preference_pairs(folders, levels=tuple(args.level), **filters)
     path = save_jsonl(rows, args.out)
     print(f"{len(rows)} {args.kind} samples written to {path} "
           f"(datasets.load_dataset('json', data_files='{path}'))")
@@ -283,9 +210,10 @@ def cmd_report(args: argparse.Namespace) -> None:
     from playpen.eval.clemscore import headline
     from playpen.eval.report import write_report
 
-    table = write_report(args.dirs, args.out)
+    folders = results_folders(args, "playpen report -r eval-before eval-after -o report")
+    table = write_report(folders, args.out)
     print(headline(table))
-    print(f"report: {Path(args.out or args.dirs[0]) / 'results.html'} (and report.md)")
+    print(f"report: {Path(args.out or folders[0]) / 'results.html'} (and report.md)")
 
 
 def cmd_models(args: argparse.Namespace) -> None:
@@ -304,6 +232,20 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 # -------------------------------------------------------------------------------------- parser
+
+
+def add_results_folders(p: argparse.ArgumentParser, what: str) -> None:
+    """Several results folders, given as every command gives them: -r DIR [DIR ...]. Folders given without
+    -r (the form `dataset` and `report` once had) are still read."""
+    p.add_argument("-r", "--results-dir", nargs="+", default=[], metavar="DIR", help=what)
+    p.add_argument("folders", nargs="*", help=argparse.SUPPRESS)
+
+
+def results_folders(args: argparse.Namespace, example: str) -> list[str]:
+    folders = args.results_dir + args.folders
+    if not folders:
+        raise PlaypenError(f"give the results folders with -r, e.g. {example}")
+    return folders
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -344,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dataset", help="turn recorded episodes into training data (JSONL for HF datasets)")
     p.add_argument("kind", choices=["conversational", "preference"],
                    help="conversational: one chat per episode and player (SFT); preference: DPO pairs")
-    p.add_argument("results", nargs="+", help="results folders (Playpen, clem 3.x or clembench 2.0 layout)")
+    add_results_folders(p, "results folders (Playpen, clem 3.x or clembench 2.0 layout)")
     p.add_argument("-o", "--out", required=True, help="the JSONL file to write")
     p.add_argument("-g", "--game", nargs="+", help="only these games")
     p.add_argument("--role", nargs="+", help="only these game roles (e.g. Guesser)")
@@ -400,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("report", help="one table and plots for every model in one or more results folders")
-    p.add_argument("dirs", nargs="+", help="results folders (e.g. playpen-eval runs of a base and a trained model)")
+    add_results_folders(p, "results folders (e.g. playpen-eval runs of a base and a trained model)")
     p.add_argument("-o", "--out", help="where to write the report (default: the first folder)")
     p.set_defaults(func=cmd_report)
 

@@ -1,8 +1,8 @@
 """`playpen demo` / `make demo`: watch a tiny model learn to play, offline, in a few minutes.
 
-It runs the quickstart's commands (see `steps()` and the README), exactly as a user types them in its
-folder, demo-output/ (each is printed first): create a tiny model, evaluate it, SFT, GRPO, evaluate again,
-report.
+It runs the quickstart's commands (see `steps()` and the README) in its folder, demo-output/, each printed
+as a user types it and run through the library function that command calls: create a tiny model, evaluate
+it, SFT, GRPO, evaluate again, report.
 
 The games are referencegame and taboo: their answer formats are short, so a model of 0.3M parameters learns
 them from the experts' demonstrations in a few minutes on two CPU cores. Evaluation uses the validation
@@ -18,6 +18,8 @@ import os
 import shlex
 import shutil
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from playpen.errors import PlaypenError
@@ -28,28 +30,57 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 MARKER = ".playpen-demo"  # marks a folder the demo wrote, which it may delete
 
 
-def steps() -> list[tuple[str, list[str]]]:
+@dataclass(frozen=True)
+class Step:
+    """One step of the quickstart: the command a user types (printed) and the library call it makes (run)."""
+
+    title: str
+    argv: list[str]
+    call: Callable[[], object]
+
+
+def steps() -> list[Step]:
+    """The quickstart's steps; tests/test_demo.py checks that each `call` is what `playpen <argv>` calls."""
+    from playpen.eval.clemscore import headline
+    from playpen.eval.report import write_report
+    from playpen.eval.run import evaluate
+    from playpen.tiny import create_tiny
+    from playpen.trainers.runner import run_trainer
+
     sft, grpo = EXAMPLES / "sft_trainer_simple.py", EXAMPLES / "grpo_trainer.py"
+    sft_settings = [f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"]
+    grpo_settings = ["games=referencegame", "max_steps=12", "num_generations=4", "instances_per_step=2",
+                     "learning_rate=1e-4"]
+
+    def settings(values: list[str]) -> list[str]:
+        return [arg for value in values for arg in ("--set", value)]
+
+    def evaluation(title: str, model: str, folder: str) -> Step:
+        def call() -> None:
+            result = evaluate(model, suite="clem", games=GAMES, max_tokens=48, run_dir=folder)
+            print(f"{model}: clemscore {result['clemscore']}")
+        return Step(title, ["eval", model, "--suite", "clem", "-g", *GAMES, "-L", "48", "-r", folder], call)
+
+    def report() -> None:
+        print(headline(write_report(["eval-before", "eval-after"], "report")))
+
     return [
-        ("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
-         ["models", "create-tiny", "tiny"]),
-        ("Evaluate it before training (validation split)",
-         ["eval", "tiny", "--suite", "clem", "-g", *GAMES, "-L", "48", "-r", "eval-before"]),
-        ("Supervised fine-tuning on the expert players' episodes (train split)",
-         ["run", str(sft), "-l", "tiny", "--set", f"games={','.join(GAMES)}", "--set", "max_steps=150",
-          "--set", "learning_rate=3e-3", "--set", "logging_steps=10"]),
-        ("A short online GRPO phase: the learner plays referencegame and learns from the outcomes",
-         ["run", str(grpo), "-l", "tiny-sft", "-L", "48", "--set", "games=referencegame", "--set", "max_steps=12",
-          "--set", "num_generations=4", "--set", "instances_per_step=2", "--set", "learning_rate=1e-4"]),
-        ("Evaluate the trained model on the same validation instances",
-         ["eval", "tiny-sft-grpo", "--suite", "clem", "-g", *GAMES, "-L", "48", "-r", "eval-after"]),
-        ("One report with both models side by side", ["report", "eval-before", "eval-after", "-o", "report"]),
+        Step("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
+             ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny")),
+        evaluation("Evaluate it before training (validation split)", "tiny", "eval-before"),
+        Step("Supervised fine-tuning on the expert players' episodes (train split)",
+             ["run", str(sft), "-l", "tiny", *settings(sft_settings)],
+             lambda: run_trainer(sft, "tiny", settings=sft_settings)),
+        Step("A short online GRPO phase: the learner plays referencegame and learns from the outcomes",
+             ["run", str(grpo), "-l", "tiny-sft", "-L", "48", *settings(grpo_settings)],
+             lambda: run_trainer(grpo, "tiny-sft", max_tokens=48, settings=grpo_settings)),
+        evaluation("Evaluate the trained model on the same validation instances", "tiny-sft-grpo", "eval-after"),
+        Step("One report with both models side by side", ["report", "-r", "eval-before", "eval-after", "-o", "report"],
+             report),
     ]
 
 
 def run_demo(out: Path) -> dict:
-    from playpen.cli import main
-
     if not EXAMPLES.is_dir():
         raise PlaypenError(f"the demo runs the example trainers in {EXAMPLES}: run it from a clone of the repository")
     start = time.perf_counter()
@@ -65,9 +96,10 @@ def run_demo(out: Path) -> dict:
     previous = Path.cwd()
     os.chdir(out)
     try:
-        for number, (title, argv) in enumerate(steps(), start=1):
-            print(f"\n[{number}/{len(steps())}] {title}\n$ playpen {shlex.join(_short(argv))}", flush=True)
-            main(argv)
+        todo = steps()
+        for number, step in enumerate(todo, start=1):
+            print(f"\n[{number}/{len(todo)}] {step.title}\n$ playpen {shlex.join(_short(step.argv))}", flush=True)
+            step.call()
         summary = _summary(time.perf_counter() - start)
         atomic_write_json("summary.json", summary)
         _plot(summary)

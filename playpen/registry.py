@@ -111,12 +111,23 @@ def _check_selector(selector: str, registry) -> None:
 
 
 def load_benchmark(spec: GameSpec):
-    """Import a game's master.py (as clemcore does) and return its GameBenchmark."""
+    """Import a game's master.py (as clemcore does) and return its GameBenchmark. A game that cannot load
+    (a missing package or data file, as clembench's taboo without its NLTK data, a bug in master.py) is a
+    PlaypenError of one line naming the game and the cause."""
+    import sys
+
     from clemcore.clemgame import GameBenchmark
 
     if not spec.game_file_exists():
         raise PlaypenError(f"game {spec.game_name!r} has no master.py in {spec.game_path}")
-    return GameBenchmark.load_from_spec(spec)
+    path = list(sys.path)
+    try:
+        return GameBenchmark.load_from_spec(spec)
+    except Exception as e:
+        sys.path[:] = path  # clemcore leaves the game's folder on sys.path when its import fails
+        cause = " ".join(str(e).split()) or "(no message)"  # NLTK's banners span many lines
+        raise PlaypenError(f"game {spec.game_name!r} cannot be loaded from {spec.game_path}: {type(e).__name__}: "
+                           f"{cause[:300]}{'...' if len(cause) > 300 else ''}") from e
 
 
 def load_instances(spec: GameSpec, instances_file: str | None = None) -> dict:

@@ -32,6 +32,26 @@ def test_help_imports_no_heavy_library():
     assert help_text.returncode == 0 and "play" in help_text.stdout
 
 
+def test_only_the_entry_point_imports_the_command_line_module():
+    """Library code (play, the trainers, the demo, eval, the examples, the benchmarks) calls functions below
+    the CLI, so the command-line module stays a thin layer that nothing else depends on."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    importers = []
+    for folder in ("playpen", "examples", "benchmarks"):
+        for file in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                if "playpen.cli" in names:
+                    importers.append(file.relative_to(root).as_posix())
+    assert importers == ["playpen/__main__.py"]
+
+
 def test_list_games_shows_the_wordle_games_and_their_source(in_tmp_cwd, capsys):
     code, out, _ = run(["list", "games", "-v"], capsys)
     assert code == 0
@@ -200,3 +220,23 @@ def test_a_malformed_key_file_is_named(in_tmp_cwd, capsys):
                                                          "base_url": "http://127.0.0.1:9/v1"}]))
     code, _, err = run(["play", "-g", "wordle", "-m", "server"], capsys)
     assert code == 2 and "key file" in err and "key.json is not valid JSON" in err
+
+
+def test_results_folders_are_given_with_r_in_every_command_and_the_old_form_still_works(in_tmp_cwd, capsys):
+    """`dataset` and `report` took their folders positionally, unlike every other command's -r."""
+    run(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic"], capsys)
+    for kind in ("conversational", "preference"):
+        code, out, err = run(["dataset", kind, "-r", "results", "-o", f"{kind}-r.jsonl"], capsys)
+        assert code == 0 or "no samples" in err  # the expert alone wins every episode: no preference pairs
+        code_old, _, err_old = run(["dataset", kind, "results", "-o", f"{kind}-old.jsonl"], capsys)
+        assert (code_old, err_old) == (code, err)
+        if code == 0:
+            assert Path(f"{kind}-r.jsonl").read_text() == Path(f"{kind}-old.jsonl").read_text() != ""
+    assert Path("conversational-r.jsonl").exists()
+    code, out, _ = run(["report", "-r", "results", "-o", "rep-r"], capsys)
+    code_old, out_old, _ = run(["report", "results", "-o", "rep-old"], capsys)
+    assert code == code_old == 0 and out.split("report:")[0] == out_old.split("report:")[0]
+    assert (Path("rep-r") / "results.html").is_file()
+    for argv in (["dataset", "conversational", "-o", "x.jsonl"], ["report"]):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and "give the results folders with -r" in err and "Traceback" not in err

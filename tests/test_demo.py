@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -26,3 +27,43 @@ def test_demo_trains_the_tiny_model_into_playing_both_games(tmp_path, monkeypatc
     sft_command = next(line for line in printed.splitlines() if "sft_trainer_simple.py" in line).split()
     assert sft_command[:3] == ["$", "playpen", "run"] and (out / sft_command[3]).is_file()  # pastes in out/
     assert any(line.startswith("clemscore") for line in printed.splitlines())  # the before/after table
+
+
+def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
+    """The demo calls library functions (it does not import the CLI); each call must be the one `playpen <argv>`
+    makes, so the commands it prints (and the README's quickstart) do what the demo did."""
+    import inspect
+    from types import SimpleNamespace
+
+    import playpen.cli
+    import playpen.eval.clemscore
+    import playpen.eval.report
+    import playpen.eval.run
+    import playpen.tiny
+    import playpen.trainers.runner
+    from playpen.demo import steps
+
+    calls: list[tuple[str, dict]] = []
+
+    def recorder(module, name: str, result):
+        original = getattr(module, name)
+
+        def record(*args, **kwargs):
+            bound = inspect.signature(original).bind(*args, **kwargs)
+            bound.apply_defaults()
+            calls.append((name, {k: [str(x) for x in v] if isinstance(v, list) else str(v) if isinstance(v, Path)
+                                 else v for k, v in bound.arguments.items()}))
+            return result
+        monkeypatch.setattr(module, name, record)
+
+    recorder(playpen.tiny, "create_tiny", Path("models/tiny"))
+    recorder(playpen.eval.run, "evaluate", {"clemscore": 1.0, "val_file": "v", "run_dir": "r", "note": None})
+    recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o"))
+    recorder(playpen.eval.report, "write_report", None)
+    monkeypatch.setattr(playpen.eval.clemscore, "headline", lambda table: "clemscore")
+    monkeypatch.setattr(playpen.cli, "_quiet_clemcore", lambda: None)
+    for step in steps():
+        calls.clear()
+        step.call()
+        main(step.argv)
+        assert len(calls) == 2 and calls[0] == calls[1], step.argv

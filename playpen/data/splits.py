@@ -9,12 +9,20 @@ games, which share their targets, share one draw):
 - games kept for generalisation (all others): no train split, 20% validation, 80% test.
 Each split holds at least one instance of every experiment. `playpen eval` plays the validation split by
 default; trainers read the train split; `playpen dataset` can filter by split.
+
+A game without a row in splits.json (a user's own game) is split by a stable hash of each instance's
+(experiment, game_id): about 60% train, 20% validation, 20% test. The hash needs nothing but the instance's
+ids, so playing, the dataset filter, the SFT data filter and eval agree on it without the game's instances
+file, adding instances never moves the others, and game variants that share instance ids (like the wordle
+games) split them alike. Expected shares, not exact ones: a small experiment may have no instance in a split.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+from collections.abc import Container
 from functools import lru_cache
 from pathlib import Path
 
@@ -73,20 +81,45 @@ def check_split(split: str) -> None:
         raise PlaypenError(f"unknown split {split!r}: choose train, validation, test or all")
 
 
-def split_ids(game: str, split: str) -> set[tuple[str, int]] | None:
-    """(experiment, game_id) pairs of a game's split, or None when the game has no shipped splits
-    (a user's own game): then every instance is used."""
+# Shares of train and validation among the instances of games without shipped splits (the rest: test).
+HASHED_FRACTIONS = (0.6, 0.2)
+
+
+def hashed_split(experiment: str, game_id: int) -> str:
+    """The split of an instance of a game without shipped splits, from a hash of its (experiment, game_id)."""
+    digest = hashlib.sha256(f"{SEED}/{experiment}/{int(game_id)}".encode()).digest()
+    position = int.from_bytes(digest[:8], "big") / 2**64  # uniform in [0, 1)
+    if position < HASHED_FRACTIONS[0]:
+        return "train"
+    return "validation" if position < sum(HASHED_FRACTIONS) else "test"
+
+
+class HashedSplit(Container):
+    """The (experiment, game_id) pairs of one split of a game without shipped splits: a membership test,
+    since the pairs are not known without the game's instances."""
+
+    def __init__(self, split: str):
+        self.split = split
+
+    def __contains__(self, pair: object) -> bool:
+        experiment, game_id = pair  # type: ignore[misc]
+        return hashed_split(experiment, game_id) == self.split
+
+
+def split_ids(game: str, split: str) -> Container[tuple[str, int]] | None:
+    """(experiment, game_id) pairs of a game's split (a set from splits.json, or a HashedSplit for a game
+    without a row there), or None for "all": every instance."""
     check_split(split)
     if split == "all":
         return None
     entry = _table().get(game)
     if entry is None:
-        return None
+        return HashedSplit(split)
     return {(experiment, int(game_id)) for experiment, game_id in entry[split]}
 
 
 def in_split(game: str, experiment: str, game_id: int, split: str) -> bool:
-    """Whether an instance belongs to a split (every instance does for "all" and for games without splits)."""
+    """Whether an instance belongs to a split (every instance does for "all")."""
     ids = split_ids(game, split)
     return ids is None or (experiment, int(game_id)) in ids
 

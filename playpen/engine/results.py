@@ -7,7 +7,9 @@
 
 `completed.json` is written last: an episode folder without it is incomplete and is played again on
 resume. An episode that raised gets error.json and an aborted scores.json, so clemcore's `clem eval`
-counts it against % Played instead of silently dropping it.
+counts it against % Played instead of silently dropping it. An episode of a game without a scorer (its
+GameBenchmark leaves `create_game_scorer` unimplemented, like clembench's hellogame) is recorded without
+scores.json, as `clem run` records it: scoring it is left to the game's own tools.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import math
 import traceback
 from pathlib import Path
 
-from clemcore.clemgame import GameBenchmark
+from clemcore.clemgame import GameBenchmark, GameScorer
 from clemcore.clemgame.master import Outcome
 from clemcore.clemgame.metrics import (
     BENCH_SCORE,
@@ -56,12 +58,33 @@ def aborted_scores(interactions: dict) -> dict:
     }
 
 
-def score_interactions(benchmark: GameBenchmark, experiment: dict, instance: dict, interactions: dict) -> dict:
-    """The game's own scores for an episode (what `clem score` would write), or aborted scores if the
-    game cannot score it."""
+# The outcome of an episode of a game without a scorer: recorded, but neither played nor aborted by any measure.
+UNSCORED = "unscored"
+
+
+def unscored_note(game: str) -> str:
+    """The one line that says a game's episodes were recorded without scores, and why."""
+    return (f"note: {game} has no scorer (its GameBenchmark defines no create_game_scorer): its episodes are "
+            "recorded without scores.json; score them with the game's own tools")
+
+
+def game_scorer(benchmark: GameBenchmark, experiment: dict, instance: dict) -> GameScorer | None:
+    """The game's scorer for an instance, or None for a game without one (clemcore's GameBenchmark raises
+    NotImplementedError unless the game defines `create_game_scorer`)."""
+    try:
+        return benchmark.create_game_scorer(experiment, instance)
+    except NotImplementedError:
+        return None
+
+
+def score_interactions(benchmark: GameBenchmark, experiment: dict, instance: dict, interactions: dict) -> dict | None:
+    """The game's own scores for an episode (what `clem score` would write), aborted scores if the game
+    cannot score it, or None if the game has no scorer."""
     if interactions.get("error") is not None:
         return aborted_scores(interactions)
-    scorer = benchmark.create_game_scorer(experiment, instance)
+    scorer = game_scorer(benchmark, experiment, instance)
+    if scorer is None:
+        return None
     try:
         scorer.compute_scores(interactions)
     except Exception as e:  # a game bug must not lose the episode: record it, counted as not played
@@ -101,6 +124,8 @@ class ResultsWriter:
     def load(self, task: EpisodeTask) -> EpisodeResult:
         """A completed episode as recorded (without trajectories), for resumed runs."""
         path = self.episode_path(task)
+        if not (path / "scores.json").exists():  # complete without scores: a game without a scorer
+            return EpisodeResult(task, UNSCORED, {}, [], path=str(path))
         scores = read_json(path / "scores.json", "scores file").get("episode scores", {})
         return EpisodeResult(task, outcome_of(scores), scores, [], path=str(path))
 
@@ -122,8 +147,11 @@ def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> Epi
         interactions["meta"]["completed"] = False
         interactions["error"] = error
     scores = score_interactions(session.benchmark, task.experiment, task.instance, interactions)
-    result = EpisodeResult(task, outcome_of(scores["episode scores"]), scores["episode scores"], session.players,
-                           error=error, round_scores=scores.get(KEY_ROUND_SCORES, {}))
+    if scores is None:
+        result = EpisodeResult(task, UNSCORED, {}, session.players)
+    else:
+        result = EpisodeResult(task, outcome_of(scores["episode scores"]), scores["episode scores"], session.players,
+                               error=error, round_scores=scores.get(KEY_ROUND_SCORES, {}))
     if writer is None:
         return result
     path = writer.episode_path(task)
@@ -140,7 +168,8 @@ def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> Epi
     for player_name, calls in session.call_recorders.items():
         if len(calls) > 0:
             atomic_write_json(path / f"{player_name.lower().replace(' ', '_')}.requests.json", calls.requests)
-    atomic_write_json(path / "scores.json", scores)
+    if scores is not None:
+        atomic_write_json(path / "scores.json", scores)
     if session.error is not None:
         atomic_write_json(path / "error.json", {"timestamp": _now(), "error": type(session.error).__name__,
                                                 "message": redact(str(session.error)),

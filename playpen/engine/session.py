@@ -12,6 +12,7 @@ import copy
 import dataclasses
 import inspect
 import math
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,7 @@ class EpisodeTask:
 
 
 def tasks_from_instances(game: GameSpec, instances: dict, *, experiment: str | None = None,
-                         only: set[tuple[str, int]] | None = None, repeats: int = 1) -> list[EpisodeTask]:
+                         only: Container[tuple[str, int]] | None = None, repeats: int = 1) -> list[EpisodeTask]:
     """Episode tasks for the instances of one game; optionally one experiment, or only the given
     (experiment, game_id) pairs (a split)."""
     tasks = []
@@ -139,7 +140,7 @@ class EpisodeResult:
     """How an episode ended, its scores, and every player's trajectory."""
 
     task: EpisodeTask
-    outcome: str  # "success", "failure" or "aborted"
+    outcome: str  # "success", "failure", "aborted", or "unscored" (a game without a scorer)
     episode_scores: dict[str, Any]
     players: list[PlayerTrajectory]
     error: str | None = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,7 @@ class PlaypenTrainer:
         """Episodes of the games' expert players on an instance split (played once, then reused)."""
         from accelerate import PartialState
 
-        from playpen.cli import play
+        from playpen.play import play
 
         with PartialState().main_process_first():  # one process plays; the others find the results
             _, _, path = play(games, ["expert"], results_dir=results_dir, split=split, repeats=repeats,
@@ -164,7 +165,7 @@ class PlaypenTrainer:
         process into playpen-records/<algorithm>/<learner>/; the other processes wait and read them)."""
         from accelerate import PartialState
 
-        from playpen.cli import play
+        from playpen.play import play
 
         folder = Path("playpen-records") / self.algorithm / self.learner_name
         state = PartialState()
@@ -182,10 +183,23 @@ class PlaypenTrainer:
         train split are left out) or, by default, of the experts' won episodes on the train split."""
         from playpen.data.episodes import conversational, load_playpen_data, prompt_completion, to_dataset
 
+        how = ("give SFT data with --set data=FILE.jsonl, written by `playpen dataset conversational -r RESULTS -o "
+               "FILE.jsonl --outcome success --split train` from episodes you recorded with `playpen play -g GAME "
+               "-m MODEL --split train -r RESULTS`")
         if data:
             rows = [row for row in load_playpen_data(data) if _for_training(row.get("meta") or {}, games)]
+            if not rows:
+                raise PlaypenError(f"no samples in {data} for {', '.join(games)}: samples of other games and of "
+                                   f"validation or test instances are left out; {how}")
         else:
             rows = conversational([self.expert_episodes(games, split="train")], games=games, outcomes=["success"])
+            missing = [g for g in games if not any(row["meta"]["game"] == g for row in rows)]
+            if missing:  # a user's game seldom has an expert player, or a scorer to say it won
+                why = (f"the expert player won no train episode of {', '.join(missing)} (a game without an expert "
+                       "player or without a scorer, like most of your own games, has none)")
+                if not rows:
+                    raise PlaypenError(f"no SFT samples: {why}; {how}")
+                print(f"note: SFT leaves out {', '.join(missing)}: {why}", file=sys.stderr)
         return to_dataset(prompt_completion(rows)).remove_columns("meta")
 
     def sft_max_length(self, samples, tokenizer, model, max_length: int = 0) -> int:

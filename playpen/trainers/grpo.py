@@ -35,6 +35,8 @@ from trl import GRPOTrainer
 
 from playpen.backends import BatchModel, Generation, model_config
 from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, tasks_from_instances
+from playpen.engine.results import UNSCORED
+from playpen.errors import PlaypenError
 
 # The games' own per-turn scores (clemcore round scores) and their best value, for turn-level rewards.
 TURN_SCORES: dict[str, tuple[str, float]] = {
@@ -65,12 +67,13 @@ class EpisodeReward:
     turn_weight: float = 0.0
 
     def __post_init__(self) -> None:
-        from playpen.errors import PlaypenError
-
         if self.kind not in ("main_score", "success"):
             raise PlaypenError(f"reward {self.kind!r} is unknown: choose main_score or success")
 
     def __call__(self, result: EpisodeResult) -> float:
+        if result.outcome == UNSCORED:  # a reward of 0 for every episode would train on nothing, silently
+            raise PlaypenError(f"{result.task.game_name} has no scorer, so its episodes have no reward: train "
+                               "GRPO on games that score their episodes")
         if result.outcome == "aborted":
             return self.abort_penalty
         if self.kind == "success":

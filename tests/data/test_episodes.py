@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from playpen.cli import main, play
+from playpen.cli import main
 from playpen.data.episodes import (
     _merged,
     conversational,
@@ -17,6 +17,7 @@ from playpen.data.episodes import (
     to_dataset,
 )
 from playpen.errors import PlaypenError
+from playpen.play import play
 
 WORDLE_HIGH = "high_frequency_words_no_clue_no_critic"
 

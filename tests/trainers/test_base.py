@@ -103,3 +103,23 @@ def test_an_interrupted_run_continues_from_its_last_checkpoint(tiny, monkeypatch
     steps_run.clear()  # a finished run leaves nothing to resume: the same command trains from the start
     main(sft)
     assert steps_run == [1, 2, 3, 4] and "resuming" not in capsys.readouterr().out
+
+
+FIXTURE_GAMES = Path(__file__).resolve().parents[1] / "fixtures" / "games"
+
+
+def test_sft_on_a_game_without_expert_wins_says_how_to_give_data(in_tmp_cwd):
+    """It used to say "no samples: check the results folders and the filters" when no folder was given."""
+    Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
+    trainer = Settings(learner=None)
+    with pytest.raises(PlaypenError) as error:
+        trainer.sft_samples(["greeting"])
+    message = str(error.value)
+    assert "the expert player won no train episode of greeting" in message
+    assert "--set data=FILE.jsonl" in message and "playpen dataset conversational -r RESULTS" in message
+    assert "check the results folders" not in message
+    other = Path("other.jsonl")  # data of another game only: the filter leaves nothing, and says why
+    other.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant",
+                                 "content": "GREET: hi"}], "meta": {"game": "taboo"}}) + "\n")
+    with pytest.raises(PlaypenError, match="no samples in other.jsonl for greeting: samples of other games"):
+        trainer.sft_samples(["greeting"], data=str(other))

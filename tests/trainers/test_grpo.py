@@ -225,3 +225,14 @@ def test_a_run_that_learned_nothing_says_so():
     assert "learned (almost) nothing" in no_learning_warning(weight_change=0.0, flat_group_fraction=None)
     assert "no reward variance" in no_learning_warning(weight_change=0.01, flat_group_fraction=0.95)
     assert no_learning_warning(weight_change=0.01, flat_group_fraction=0.3) is None
+
+
+def test_a_game_without_a_scorer_gives_no_reward_and_says_so():
+    from types import SimpleNamespace
+
+    from playpen.errors import PlaypenError
+
+    unscored = EpisodeResult(EpisodeTask(SimpleNamespace(game_name="greeting"), {"name": "e"}, {"game_id": 1}),
+                             "unscored", {}, [])
+    with pytest.raises(PlaypenError, match="greeting has no scorer"):
+        EpisodeReward()(unscored)

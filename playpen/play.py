@@ -1,0 +1,123 @@
+"""Playing games as a library call: `play()` (what `playpen play`, the trainers and the benchmarks run) and
+the per-game summary the command prints. It lives below the CLI so no module imports the command line."""
+
+from __future__ import annotations
+
+import sys
+
+from playpen.errors import PlaypenError
+
+
+def load_models(names: list[str], temperature: float, max_tokens: int):
+    from playpen.backends import load_model
+    from playpen.registry import resolve_model_spec
+
+    specs = [resolve_model_spec(name) for name in names]  # check every name before loading anything
+    return [load_model(spec, temperature, max_tokens) for spec in specs]
+
+
+def loadable(specs: list) -> list:
+    """The games whose master.py loads. Each game that cannot load is named in one line with its cause and
+    the others play on; if none loads, that is the error."""
+    from playpen.registry import load_benchmark
+
+    ok, failed = [], []
+    for spec in specs:
+        try:
+            load_benchmark(spec)  # a few milliseconds; the engine loads its own copy
+            ok.append(spec)
+        except PlaypenError as e:
+            failed.append(str(e))
+    if not ok:
+        raise PlaypenError("; ".join(failed))
+    for line in failed:
+        print(f"skipped: {line}", file=sys.stderr)
+    return ok
+
+
+def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, max_tokens: int = 300,
+         instances_file: str | None = None, experiment: str | None = None, results_dir: str = "results",
+         batch_size: int = 16, concurrency: int = 32, repeats: int = 1, progress: bool = True,
+         split: str = "all", branch: int = 1, branch_player: str = "Player 1"):
+    """Play the games' instances with the models and record them; returns the episode results."""
+    from clemcore.backends import Model
+
+    from playpen.data.splits import split_ids
+    from playpen.engine import Engine, ResultsWriter, tasks_from_instances
+    from playpen.registry import load_instances, select_games
+
+    if len(model_names) > 2:
+        raise PlaypenError("give one model (it plays every role) or two (player 1 and player 2)")
+    if branch > 1 and temperature <= 0:
+        raise PlaypenError("--branch needs sampling, or every branch answers the same: give -t above 0, e.g. -t 1")
+    specs = loadable(select_games(games))
+    if branch > 1:
+        names = [f"Player {i + 1}" for i in range(max(int(getattr(spec, "players", 1) or 1) for spec in specs))]
+        if branch_player not in names:
+            raise PlaypenError(f"--branch-player {branch_player!r} plays in none of these games: choose one of "
+                               f"{', '.join(repr(n) for n in names)}")
+    tasks, without_split = [], []
+    for spec in specs:
+        instances = load_instances(spec, instances_file)
+        # a split is a set of (experiment, game_id) ids, so it selects the same instances of an official file
+        only = split_ids(spec.game_name, split)
+        found = tasks_from_instances(spec, instances, experiment=experiment, repeats=repeats, only=only)
+        names = [e["name"] for e in instances["experiments"]]
+        if experiment and experiment not in names:
+            raise PlaypenError(f"{spec.game_name} has no experiment {experiment!r}; it has: {', '.join(names)}")
+        if only is not None and not found:
+            without_split.append(spec.game_name)
+        tasks.extend(found)
+    if without_split:
+        why = (f"no instances of the {split} split in {', '.join(without_split)} (games kept for generalisation "
+               f"have no train split; instances files with other experiment names or ids match none; a user's "
+               f"game with few instances may have none in a split)")
+        if not tasks:
+            raise PlaypenError(f"{why}: choose another --split, or --split all")
+        print(f"skipped: {why}", file=sys.stderr)
+    models = load_models(model_names, temperature, max_tokens)
+    writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
+    engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
+                    branch=branch, branch_player=branch_player)
+    results = engine.run(tasks)
+    return results, engine.stats, writer.run_path
+
+
+def summarize(results) -> list[dict]:
+    """Per game: episodes, % Played, Quality (mean Main Score of played episodes), % Success, over the scored
+    episodes; `unscored` counts the episodes of a game without a scorer (no measure applies to them)."""
+    import math
+    from collections import defaultdict
+
+    from playpen.engine.results import UNSCORED
+
+    by_game = defaultdict(list)
+    for r in results:
+        by_game[r.task.game_name].append(r)
+    rows = []
+    for game, rs in by_game.items():
+        scored = [r for r in rs if r.outcome != UNSCORED]
+        played = [r for r in scored if r.outcome != "aborted"]
+        scores = [r.main_score for r in played if not math.isnan(r.main_score)]
+        success = sum(r.outcome == "success" for r in scored)
+        rows.append({"game": game, "episodes": len(rs), "unscored": len(rs) - len(scored),
+                     "played": 100 * len(played) / len(scored) if scored else math.nan,
+                     "quality": sum(scores) / len(scores) if scores else math.nan,
+                     "success": 100 * success / len(scored) if scored else math.nan})
+    return rows
+
+
+def print_summary(rows: list[dict]) -> None:
+    """The per-game table, then one note per game without a scorer."""
+    from playpen.engine.results import unscored_note
+
+    def cell(value: float, width: int, digits: int) -> str:
+        return f"{'-':>{width}}" if value != value else f"{value:>{width}.{digits}f}"  # NaN: nothing to measure
+
+    print(f"{'game':<28}{'episodes':>9}{'% played':>10}{'quality':>9}{'% success':>11}")
+    for row in rows:
+        print(f"{row['game']:<28}{row['episodes']:>9}{cell(row['played'], 10, 1)}{cell(row['quality'], 9, 2)}"
+              f"{cell(row['success'], 11, 1)}")
+    for row in rows:
+        if row["unscored"]:
+            print(unscored_note(row["game"]))

@@ -1,0 +1,62 @@
+"""`play()` with the games users bring: a game without a scorer, a game that cannot load."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import run
+
+FIXTURE_GAMES = Path(__file__).resolve().parent / "fixtures" / "games"
+
+
+@pytest.fixture
+def user_games(in_tmp_cwd):
+    """The fixture games registered as a user's own games (a game_registry.json in the working directory)."""
+    Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
+    return in_tmp_cwd
+
+
+def test_a_game_without_a_scorer_plays_records_and_resumes(user_games, capsys):
+    """clembench's hellogame has no create_game_scorer: play used to end with NotImplementedError, unrecorded."""
+    code, out, err = run(["play", "-g", "greeting", "-m", "expert", "-r", "res"], capsys)
+    assert code == 0, err
+    episodes = sorted(Path("res/expert/greeting").glob("*/instance_*"))
+    assert len(episodes) == 20
+    for episode in episodes:  # recorded like `clem run` records it: everything but scores
+        assert {f.name for f in episode.iterdir()} == {"instance.json", "interactions.json", "player_1.requests.json",
+                                                       "completed.json"}
+    assert "note: greeting has no scorer" in out and "game's own tools" in out
+    assert "20 episodes" in out and "0 raised" in out
+    code, out, _ = run(["play", "-g", "greeting", "-m", "expert", "-r", "res"], capsys)
+    assert code == 0 and "20 already done" in out  # complete without scores.json: not played again
+
+
+def test_score_leaves_a_game_without_a_scorer_to_its_own_tools(user_games, capsys):
+    run(["play", "-g", "greeting", "vowel_start", "-m", "expert", "-r", "res"], capsys)
+    code, out, _ = run(["score", "-r", "res"], capsys)
+    assert code == 0 and "scored 4 episodes" in out and "note: greeting has no scorer" in out
+    assert not list(Path("res").rglob("greeting/*/*/scores.json"))
+
+
+def test_a_game_that_cannot_load_is_named_in_one_line_and_the_others_play(user_games, capsys):
+    """clembench's taboo raises LookupError at import when NLTK's data is missing: it used to end the run with a
+    traceback."""
+    code, out, err = run(["play", "-g", "nltk_missing", "vowel_start", "-m", "expert", "-r", "res"], capsys)
+    assert code == 0
+    lines = [line for line in err.splitlines() if "nltk_missing" in line]
+    assert len(lines) == 1 and lines[0].startswith("skipped: game 'nltk_missing' cannot be loaded")
+    assert "LookupError: " in lines[0] and "Resource stopwords not found" in lines[0]
+    assert "Traceback" not in err
+    assert len(list(Path("res/expert/vowel_start").rglob("completed.json"))) == 4
+    assert not Path("res/expert/nltk_missing").exists()
+    assert str(FIXTURE_GAMES / "nltk_missing") not in sys.path  # clemcore leaves it there after a failed import
+
+
+def test_a_single_game_that_cannot_load_is_the_error(user_games, capsys):
+    code, _, err = run(["play", "-g", "nltk_missing", "-m", "expert", "-r", "res"], capsys)
+    assert code == 2 and err.startswith("playpen: error: game 'nltk_missing' cannot be loaded")
+    assert len(err.strip().splitlines()) == 1
