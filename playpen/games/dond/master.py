@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 
 from clemcore.backends import Model
-from clemcore.clemgame import (DialogueGameMaster, GameBenchmark, GameError, GameScorer, GameSpec, ParseError,
-                               Player, RuleViolationError)
+from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
+from clemcore.clemgame.errors import GameError, RuleViolationError
 from clemcore.clemgame.master import Outcome
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
 
