@@ -292,11 +292,23 @@ def test_expert_follows_a_plan_stated_by_another_player():
     assert parse(expert.respond(chat)) == [0, 1, 3]
 
 
+def test_expert_reads_points_stated_in_free_text_and_plans_a_split():
+    setup = game()
+    prompt = rules.fill_prompt(setup["experiment"]["initial_prompt"], 5, "1 cup, 1 knife, 3 watches",
+                               "cup: 9, knife: 1, watch: 0")
+    chat = [{"role": "user", "content": f"{prompt}\n\nHi! For me a cup = 3, the knife is worth 4, watches: 1."}]
+    answer = expert.respond(chat)
+    assert not rules.has_proposal(answer)  # a message, with the plan: the best sum gives the cup to me (B)
+    assert "Plan: you get 1 knife, 3 watches; I get 1 cup." in answer
+
+
 @pytest.mark.skipif(not RECORDED.is_dir(), reason=f"the recorded 2026 episodes are not at {RECORDED}")
 def test_expert_plays_the_official_2026_prompts():
     results = []
     for path in sorted((RECORDED / MODELS[0] / "dond").glob("*/instance_*/instance.json")):
         experiment = json.loads((path.parent.parent / "experiment.json").read_text())
+        table, _ = expert.read_table(rules.fill_prompt(experiment["initial_prompt"], 5, "2 cups", "cup: 5"))
+        assert table.coop == (experiment["mode"] == "coop") and table.counts == [2]
         results.append(play("dond", expert_answer, experiment=experiment, instance=json.loads(path.read_text())))
     assert len(results) == 40 and all(r.outcome == "success" and r.main_score == 100 for r in results)
 
