@@ -281,6 +281,14 @@ def test_expert_proposes_when_the_partner_proposed_first():
     assert parse(last) is not None
 
 
+@pytest.mark.parametrize("expert_player", ["Player 1", "Player 2"])
+def test_expert_proposes_in_time_when_the_partner_only_chats(expert_player):
+    result = play("dond", lambda r: expert_answer(r) if r.player.name == expert_player else "Sounds good!", **game())
+    turns = result.player(expert_player).turns
+    assert len(turns) == 3 and parse(turns[-1].text) is not None  # asked twice, then proposed
+    assert result.outcome == "aborted"  # by the partner, who chatted on when a proposal was due
+
+
 def test_expert_follows_a_plan_stated_by_another_player():
     setup = game()
     prompt = rules.fill_prompt(setup["experiment"]["initial_prompt"], 5, "1 cup, 1 knife, 3 watches",

@@ -138,16 +138,17 @@ def respond(messages: list[dict]) -> str:
              if m["role"] == "user"]
     said = [(i, m["content"]) for i, m in enumerate(messages) if m["role"] == "assistant"]
 
-    plans = [(i, 0, match) for i, text in heard for match in _PLAN.finditer(text)]
-    plans += [(i, 1, match) for i, text in said for match in _PLAN.finditer(text)]
+    plans = [(i, False, match) for i, text in heard for match in _PLAN.finditer(text)]
+    plans += [(i, True, match) for i, text in said for match in _PLAN.finditer(text)]
     plan_share = None
-    if plans:  # the latest plan, mine or my partner's: my part of it
-        _, mine_is_second, match = max(plans, key=lambda p: p[0])
-        plan_share = read_share(match.group(2 if mine_is_second else 1), table)
+    if plans:  # the latest plan, mine ("I get" is my part) or my partner's ("you get" is)
+        _, made_by_me, match = max(plans, key=lambda p: p[0])
+        plan_share = read_share(match.group(2 if made_by_me else 1), table)
     partner = next((p for _, text in reversed(heard) if (p := read_points(text, table)) is not None), None)
     due = bool(_NOTICE.search(heard[-1][1])) if heard else False
     due = due or len(said) >= table.max_messages
 
+    stated = f"{_STATED_POINTS} {rules.format_values(table.mine, table.singulars)}"
     if plan_share is not None:  # a plan was made: nothing is left to discuss
         return proposal(table, plan_share)
     if partner is not None:
@@ -155,12 +156,7 @@ def respond(messages: list[dict]) -> str:
         if due:
             return proposal(table, share)
         rest = [n - k for n, k in zip(table.counts, share)]
-        return (f"{_STATED_POINTS} {points_text(table)}. Plan: you get {table.listing(rest)}; "
-                f"I get {table.listing(share)}.")
+        return f"{stated}. Plan: you get {table.listing(rest)}; I get {table.listing(share)}."
     if due or len(said) >= _GIVE_UP_ASKING:
         return proposal(table, guess_split(table))
-    return f"{_STATED_POINTS} {points_text(table)}. What are yours?"
-
-
-def points_text(table: Table) -> str:
-    return ", ".join(f"{name}: {value}" for name, value in zip(table.singulars, table.mine))
+    return f"{stated}. What are yours?"
