@@ -26,14 +26,16 @@ def val_file(run_dir: Path, model_name: str) -> Path:
 def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = None, run_dir: str | None = None,
              skip_gameplay: bool = False, split: str = "validation", temperature: float = 0.0,
              max_tokens: int = 300, batch_size: int = 16, concurrency: int = 32, static_tasks: list[str] | None = None,
-             static_limit: int | None = None, static_include: str | None = None, progress: bool = True) -> dict:
-    """Run the evaluation; returns what was written to <model>.val.json."""
+             static_limit: int | None = None, static_include: str | None = None, progress: bool = True,
+             version: str | None = None) -> dict:
+    """Run the evaluation (the games at benchmark `version`, default 2.0); returns what was written to
+    <model>.val.json."""
     from playpen.registry import resolve_model_spec
 
     if suite not in ("clem", "static", "all"):
         raise PlaypenError(f"unknown suite {suite!r}: choose clem, static or all")
     spec = resolve_model_spec(model_name)
-    _check_request(games, split, static_tasks, static_include)
+    _check_request(games, split, static_tasks, static_include, version)
     out = Path(run_dir) if run_dir else Path("playpen-eval") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     if skip_gameplay and not out.is_dir():
         raise PlaypenError(f"run folder not found: {out} (--skip_gameplay re-uses an existing folder: give it with -r)")
@@ -43,7 +45,7 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
     if suite in ("clem", "all"):
         if not skip_gameplay:
             model = _load(spec, temperature, max_tokens)
-            _play(model, out, games, split, batch_size, concurrency, progress)
+            _play(model, out, games, split, batch_size, concurrency, progress, version)
         from playpen.eval.clemscore import summary
         from playpen.eval.report import write_report
 
@@ -65,15 +67,14 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
 
 
 def _check_request(games: list[str] | None, split: str, static_tasks: list[str] | None,
-                   static_include: str | None) -> None:
+                   static_include: str | None, version: str | None) -> None:
     """The user's choices, checked before anything is written (a mistake leaves no empty run folder)."""
     from playpen.data.splits import check_split
     from playpen.eval.statscore import parse_tasks
     from playpen.registry import select_games
 
     check_split(split)
-    if games:
-        select_games(games)
+    select_games(games or ["all"], version)
     if static_tasks:
         parse_tasks(static_tasks)
     if static_include and not Path(static_include).is_dir():
@@ -95,14 +96,14 @@ def _load(spec, temperature: float, max_tokens: int):
 
 
 def _play(model, out: Path, games: list[str] | None, split: str, batch_size: int, concurrency: int,
-          progress: bool) -> None:
+          progress: bool, version: str | None) -> None:
     from clemcore.backends import Model
 
     from playpen.data.splits import split_ids
     from playpen.engine import Engine, ResultsWriter, tasks_from_instances
     from playpen.registry import load_instances, select_games
 
-    specs = select_games(games or ["all"])
+    specs = select_games(games or ["all"], version)
     if games:  # re-play those games from scratch inside the existing folder
         for spec in specs:
             shutil.rmtree(out / model.name / spec.game_name, ignore_errors=True)
