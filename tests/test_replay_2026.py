@@ -31,7 +31,6 @@ NOT_YET = {
     "codenames": "287 of 325 agree",
     "dond": "not implemented yet (80 episodes)",
     "imagegame": "98 of 100 agree",
-    "privateshared": "0 of 125 agree (scoring fix)",
     "textmapworld_graphreasoning": "13 of 75 agree (map score)",
     "wordle": "40 of 75 agree",
 }
