@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 PARITY_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity" / "v2.0"
+PLAYSCHOOL_DIR = PARITY_DIR.parent / "playschool2026"
 
 
 @pytest.fixture
@@ -42,6 +43,15 @@ def parity_dir() -> Path:
     if not PARITY_DIR.is_dir():
         pytest.skip(f"the recorded clembench episodes are not at {PARITY_DIR} (shared/parity is not checked out)")
     return PARITY_DIR
+
+
+@pytest.fixture(scope="session")
+def playschool_dir() -> Path:
+    """The recorded LM Playschool 2026 evaluations (clem_indomain/, playpen_eval/)."""
+    if not PLAYSCHOOL_DIR.is_dir():
+        pytest.skip(f"the recorded LM Playschool 2026 episodes are not at {PLAYSCHOOL_DIR} (shared/parity is not "
+                    "checked out)")
+    return PLAYSCHOOL_DIR
 
 
 @pytest.fixture

@@ -17,8 +17,6 @@ import pytest
 from playpen.games.common import VERSION_2_0, VERSION_2026
 from playpen.replay import replay_dir
 
-PLAYSCHOOL_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity" / "playschool2026"
-
 # The 16 games of the LM Playschool 2026 in-domain evaluation.
 GAMES_2026 = ("adventuregame", "clean_up", "codenames", "dond", "guesswhat", "imagegame", "matchit_ascii",
               "privateshared", "referencegame", "taboo", "textmapworld", "textmapworld_graphreasoning",
@@ -34,14 +32,6 @@ NOT_YET = {
     "textmapworld_graphreasoning": "13 of 75 agree (map score)",
     "wordle": "40 of 75 agree",
 }
-
-
-@pytest.fixture(scope="module")
-def playschool_dir() -> Path:
-    if not PLAYSCHOOL_DIR.is_dir():
-        pytest.skip(f"the recorded LM Playschool 2026 episodes are not at {PLAYSCHOOL_DIR} (shared/parity is not "
-                    "checked out)")
-    return PLAYSCHOOL_DIR
 
 
 @pytest.fixture(scope="module")
