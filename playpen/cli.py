@@ -279,7 +279,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
                       skip_gameplay=args.skip_gameplay, split=args.split, temperature=args.temperature,
                       max_tokens=args.max_tokens, batch_size=args.batch_size, concurrency=args.concurrency,
                       static_tasks=args.static_tasks, static_limit=args.static_limit,
-                      static_include=args.static_include, version=args.benchmark)
+                      static_include=args.static_include, version=args.benchmark, instances=args.instances)
     scores = ", ".join(f"{k} {'-' if result[k] is None else result[k]}" for k in ("clemscore", "statscore")
                        if k in result)
     print(f"{args.model}: {scores}\nwritten: {result['val_file']} and the report in {result['run_dir']}")
@@ -413,6 +413,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--static-limit", type=positive_int, help="examples per static task (default: all)")
     p.add_argument("--static-include", help="a folder of your own lm-eval task files (e.g. local datasets)")
     p.add_argument("--benchmark", help=BENCHMARK_HELP)
+    p.add_argument("--instances", metavar="DIR_OR_FILE",
+                   help="a local copy of the official validation instances (rows of game, experiment, task_id: "
+                        "JSON, JSONL, CSV, Parquet, or a datasets.save_to_disk folder); default: colab-potsdam/"
+                        "playpen-data from the hub or its cache, else Playpen's own validation split")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("report", help="one table and plots for every model in one or more results folders")

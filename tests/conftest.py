@@ -17,6 +17,9 @@ def in_tmp_cwd(tmp_path, monkeypatch):
     """Run the test in an empty working directory (registries and results land there)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CLEMBENCH_HOME", raising=False)
+    # tests never reach the hub: `playpen eval` then plays Playpen's own validation split
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("PLAYPEN_CACHE", str(tmp_path / "playpen-cache"))
     return tmp_path
 
 

@@ -235,7 +235,7 @@ def test_2026_instances_are_the_five_kept_experiments_of_the_same_draws():
     assert [e["name"] for e in kept["experiments"]] == [n for n in (e["name"] for e in shipped["experiments"])
                                                         if n in EXPERIMENTS_2026]
     assert {len(e["game_instances"]) for e in kept["experiments"]} == {INSTANCES_2026}
-    assert instances_of(GAME, version=VERSION_2026)[0][0]["name"] == kept["experiments"][0]["name"]
+    assert instances_of(GAME, "instances_2026", version=VERSION_2026)[-1][0]["name"] == kept["experiments"][-1]["name"]
 
 
 def test_done_before_the_goals_loses_with_partial_score():

@@ -11,8 +11,8 @@ breadth-first search over rooms, open containers and object places) must take 8-
 16-23 for hard adventures, as in clembench 2.0; other draws are discarded. The experiments are the 2.0 ones:
 home_deliver_three_{basic,planning}_{easy,hard}[_invlimittwo], the variants of one difficulty sharing adventures.
 
-The LM Playschool 2026 version plays fewer experiments (in/instances_2026.json, written alongside): the five
-of EXPERIMENTS_2026 with the first eight adventures each, taken from the same draws.
+The LM Playschool 2026 in-domain evaluation played fewer experiments (in/instances_2026.json, written
+alongside): the five of EXPERIMENTS_2026 with the first eight adventures each, taken from the same draws.
 """
 
 from __future__ import annotations

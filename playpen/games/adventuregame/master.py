@@ -15,8 +15,9 @@ Quirks of the 2.0 records, reproduced so that recorded episodes score the same:
 - once all goals held after a successful action, the episode counts as finished even if a goal is undone later;
 - a "done" on the last allowed turn still hits the turn limit (aborted).
 
-LM Playschool 2026 version: an aborted episode's Main Score is NaN (the quirk above is gone), and it plays
-fewer experiments (in/instances_2026.json, see instancegenerator.py).
+LM Playschool 2026 version: an aborted episode's Main Score is NaN (the quirk above is gone). Its in-domain
+evaluation played fewer experiments (in/instances_2026.json, `-i instances_2026`, see instancegenerator.py);
+`playpen eval`'s official validation ids also name the other experiments, so the default file keeps them all.
 
 Prompts come from the experiment (Playpen's instances) or the instance (clembench 2.0 instances carry their own
 `prompt`); the world's vocabulary and feedback come from the definition files the instance names.
