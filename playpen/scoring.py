@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 from playpen.engine.results import score_interactions
@@ -21,10 +20,10 @@ def episode_game(interactions_file: Path, interactions: dict) -> str:
     return interactions.get("meta", {}).get("game_name") or interactions_file.parts[-4]
 
 
-@lru_cache(maxsize=64)
 def _run_file(folder: Path) -> dict | None:
-    """The run.json of the nearest folder at or above `folder` that has one."""
-    for parent in (folder, *folder.parents):
+    """The run.json of the nearest folder at or up to three above `folder` (an experiment folder: its game,
+    run and results folders) that has one; a run.json further up belongs to something else."""
+    for parent in (folder, *folder.parents[:3]):
         if (parent / "run.json").is_file():
             run = read_json(parent / "run.json", "run file")
             return run if isinstance(run, dict) else {}
