@@ -30,7 +30,10 @@ positive_int = _number(int, 1, "at least 1")
 temperature = _number(float, 0.0, "0 (greedy) or more")
 
 
-GAME_HELP = "game names or clem-style selectors, e.g. wordle or \"{'benchmark':['2.0']}\""
+GAME_HELP = ("game names or clem-style selectors, e.g. wordle, \"{'benchmark':['2.0']}\" or "
+             "\"{'game_name':'wordle','benchmark':['playschool2026']}\"")
+BENCHMARK_HELP = ("the benchmark version of the games: 2.0 (clembench 2.0, the default) or playschool2026 "
+                  "(LM Playschool 2026)")
 
 
 def _quiet_clemcore() -> None:
@@ -49,13 +52,18 @@ def _quiet_clemcore() -> None:
 def cmd_list(args: argparse.Namespace) -> None:
     _quiet_clemcore()
     if args.what == "games":
+        from playpen.games.common import game_version
         from playpen.registry import game_registry, game_source, select_games
 
-        specs = select_games(args.selector) if args.selector else list(game_registry())
-        print(f"{len(specs)} games" + (f" matching {args.selector}" if args.selector else ""))
-        for spec in specs:
-            line = f"  {spec.game_name:<30} {getattr(spec, 'description', '')}"
-            print(line if not args.verbose else f"{line}\n    source: {game_source(spec)}  path: {spec.game_path}")
+        specs = select_games(args.selector, args.benchmark) if args.selector else list(game_registry())
+        names = list(dict.fromkeys(spec.game_name for spec in specs))
+        print(f"{len(names)} games" + (f" matching {args.selector}" if args.selector else ""))
+        for name in names:
+            versions = [spec for spec in specs if spec.game_name == name]
+            print(f"  {name:<30} {getattr(versions[0], 'description', '')}")
+            for spec in versions if args.verbose else []:
+                print(f"    version {game_version(spec)}: instances {getattr(spec, 'instances', 'instances')}  "
+                      f"source: {game_source(spec)}  path: {spec.game_path}")
     elif args.what == "models":
         from playpen.registry import PROGRAMMATIC_MODELS, model_registry
 
@@ -102,7 +110,7 @@ def cmd_play(args: argparse.Namespace) -> None:
                                         experiment=args.experiment, results_dir=args.results_dir,
                                         batch_size=args.batch_size, concurrency=args.concurrency,
                                         repeats=args.repeats, split=args.split, branch=args.branch,
-                                        branch_player=args.branch_player)
+                                        branch_player=args.branch_player, version=args.benchmark)
     except KeyboardInterrupt:
         print("\ninterrupted: finished episodes are saved; run the same command again to resume", file=sys.stderr)
         sys.exit(130)
@@ -120,7 +128,7 @@ def cmd_score(args: argparse.Namespace) -> None:
     from playpen.engine.results import unscored_note
     from playpen.scoring import score_results
 
-    scored, failed, unscorable = score_results(args.results_dir, args.game)
+    scored, failed, unscorable = score_results(args.results_dir, args.game, args.benchmark)
     print(f"scored {scored} episodes in {args.results_dir}" + (f"; {failed} could not be scored" if failed else ""))
     for game in unscorable:
         print(unscored_note(game))
@@ -150,7 +158,7 @@ def cmd_replay(args: argparse.Namespace) -> None:
     _quiet_clemcore()
     from playpen.replay import print_agreement, replay_dir
 
-    report = replay_dir(args.recorded_dir, games=args.game, json_path=args.json)
+    report = replay_dir(args.recorded_dir, games=args.game, json_path=args.json, version=args.benchmark)
     print_agreement(report)
     if args.json:
         print(f"details: {args.json}")
@@ -197,7 +205,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
                       skip_gameplay=args.skip_gameplay, split=args.split, temperature=args.temperature,
                       max_tokens=args.max_tokens, batch_size=args.batch_size, concurrency=args.concurrency,
                       static_tasks=args.static_tasks, static_limit=args.static_limit,
-                      static_include=args.static_include)
+                      static_include=args.static_include, version=args.benchmark, instances=args.instances)
     scores = ", ".join(f"{k} {'-' if result[k] is None else result[k]}" for k in ("clemscore", "statscore")
                        if k in result)
     print(f"{args.model}: {scores}\nwritten: {result['val_file']} and the report in {result['run_dir']}")
@@ -258,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["games", "models", "backends"])
     p.add_argument("-v", "--verbose", action="store_true", help="show where each entry comes from")
     p.add_argument("-s", "--selector", help="games: a game selector; models: a name substring")
+    p.add_argument("--benchmark", help="games: with -s, the version picked where a game has several")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("games-dir", help="print the folder of Playpen's games (for clem's game_registry.json)")
@@ -281,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fork every episode at each turn of --branch-player into N sampled continuations "
                         "(for turn-level preference pairs; needs -t > 0)")
     p.add_argument("--branch-player", default="Player 1", help="the player whose turns are branched")
+    p.add_argument("--benchmark", help=BENCHMARK_HELP)
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("dataset", help="turn recorded episodes into training data (JSONL for HF datasets)")
@@ -301,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="(re)compute scores.json for every episode in a results folder")
     p.add_argument("-r", "--results-dir", default="results")
     p.add_argument("-g", "--game", default="all", help="only this game")
+    p.add_argument("--benchmark", help="score every episode with this version of its game (default: the version "
+                   "it was played with, from run.json or the layout)")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("transcribe", help="write transcript.html for every episode in a results folder")
@@ -312,6 +324,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("recorded_dir", help="a clembench results folder (2.0 or clemcore 3.x layout)")
     p.add_argument("--json", help="write the per-episode comparison to this JSON file")
     p.add_argument("-g", "--game", nargs="+", help="only these games")
+    p.add_argument("--benchmark", help="replay every episode with this version of its game (default: the version "
+                   "it was recorded with, from run.json or the layout)")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("run", help="train: run the trainer defined in FILE (e.g. examples/trl/sft_trainer_simple.py)")
@@ -339,6 +353,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--static-tasks", nargs="+", help="lm-eval tasks as TASK:METRIC[:SCALE] (default: the suite)")
     p.add_argument("--static-limit", type=positive_int, help="examples per static task (default: all)")
     p.add_argument("--static-include", help="a folder of your own lm-eval task files (e.g. local datasets)")
+    p.add_argument("--benchmark", help=BENCHMARK_HELP)
+    p.add_argument("--instances", metavar="DIR_OR_FILE",
+                   help="a local copy of the official validation instances (rows of game, experiment, task_id: "
+                        "JSON, JSONL, CSV, Parquet, or a datasets.save_to_disk folder); default: colab-potsdam/"
+                        "playpen-data from the hub or its cache, else Playpen's own validation split")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("report", help="one table and plots for every model in one or more results folders")

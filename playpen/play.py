@@ -38,8 +38,9 @@ def loadable(specs: list) -> list:
 def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, max_tokens: int = 300,
          instances_file: str | None = None, experiment: str | None = None, results_dir: str = "results",
          batch_size: int = 16, concurrency: int = 32, repeats: int = 1, progress: bool = True,
-         split: str = "all", branch: int = 1, branch_player: str = "Player 1"):
-    """Play the games' instances with the models and record them; returns the episode results."""
+         split: str = "all", branch: int = 1, branch_player: str = "Player 1", version: str | None = None):
+    """Play the games' instances (at benchmark `version`, default 2.0) with the models and record them;
+    returns the episode results."""
     from clemcore.backends import Model
 
     from playpen.data.splits import split_ids
@@ -50,7 +51,7 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         raise PlaypenError("give one model (it plays every role) or two (player 1 and player 2)")
     if branch > 1 and temperature <= 0:
         raise PlaypenError("--branch needs sampling, or every branch answers the same: give -t above 0, e.g. -t 1")
-    specs = loadable(select_games(games))
+    specs = loadable(select_games(games, version))
     if branch > 1:
         names = [f"Player {i + 1}" for i in range(max(int(getattr(spec, "players", 1) or 1) for spec in specs))]
         if branch_player not in names:

@@ -2,6 +2,8 @@
 
 Games: the user's own registry first (./game_registry.json, game folders below the working directory,
 $CLEMBENCH_HOME), then the games packaged with Playpen; for a name found twice the user's game wins.
+A game can come in several benchmark versions (playpen.games.common: clembench 2.0 and LM Playschool
+2026), one spec each; selection picks one version per game (2.0 unless asked otherwise).
 Models: ./model_registry.json, then Playpen's packaged registry, then clemcore's.
 """
 
@@ -43,8 +45,15 @@ def _check_user_game_registry() -> None:
 
 
 def game_registry() -> GameRegistry:
-    """All games Playpen can play, each name once (the user's version first)."""
+    """Every version of every game Playpen can play, the user's first.
+
+    A game name belongs to the first folder that defines it (the user's registry, then $CLEMBENCH_HOME, then
+    Playpen's games): a user's `wordle` hides every version of Playpen's. Within that folder each
+    (game_name, version) is kept once.
+    """
     from clemcore.clemgame import GameRegistry
+
+    from playpen.games.common import game_version
 
     _check_user_game_registry()
     found = GameRegistry.from_directories_and_cwd_files()
@@ -52,9 +61,12 @@ def game_registry() -> GameRegistry:
     if home and Path(home).is_dir() and len(found) > 0:
         found.register_from_directories(home, 0)  # clemcore only falls back to it when nothing else is found
     found.register_from_directories(str(GAMES_DIR), 0)
-    unique: dict[str, GameSpec] = {}
+    owner: dict[str, str] = {}  # game name -> the folder that defined it first
+    unique: dict[tuple[str, str], GameSpec] = {}
     for spec in found:
-        unique.setdefault(spec.game_name, spec)
+        folder = owner.setdefault(spec.game_name, str(Path(spec.game_path).resolve()))
+        if str(Path(spec.game_path).resolve()) == folder:
+            unique.setdefault((spec.game_name, game_version(spec)), spec)
     return GameRegistry(list(unique.values()))
 
 
@@ -66,35 +78,98 @@ def game_source(spec: GameSpec) -> str:
     return f"user ({path})"
 
 
-def select_games(selectors: list[str] | str) -> list[GameSpec]:
-    """Resolve game names or clem-style selectors (e.g. "{'benchmark':['2.0']}") to game specs."""
+def check_version(version: str | None) -> None:
+    """A benchmark version the user named (--benchmark): one the games implement."""
+    from playpen.games.common import VERSIONS
+
+    if version is not None and version not in VERSIONS:
+        raise PlaypenError(f"unknown benchmark version {version!r}: choose {' or '.join(VERSIONS)}")
+
+
+def _preferred(specs: list[GameSpec], version: str | None) -> GameSpec | None:
+    """One spec of a game among its versions: the version asked for, else 2.0, else its only one."""
+    from playpen.games.common import VERSION_2_0, game_version
+
+    by_version = {game_version(s): s for s in specs}
+    if version is not None:
+        return by_version.get(version)
+    return by_version.get(VERSION_2_0, specs[0])
+
+
+def _matches(spec: GameSpec, wanted: dict) -> bool:
+    """A dict selector's keys all match the spec: a list value (e.g. benchmark) shares an entry with the
+    spec's, a plain value equals it. Unlike clemcore, 'benchmark' does not hide the other keys, so
+    {'game_name':'wordle','benchmark':['playschool2026']} selects one version of one game."""
+    from playpen.games.common import game_version
+
+    for key, value in wanted.items():
+        have = game_version(spec) if key == "version" else getattr(spec, key, None)
+        values = value if isinstance(value, list) else [value]
+        if have is None or not any(v in have if isinstance(have, list) else v == have for v in values):
+            return False
+    return True
+
+
+def select_games(selectors: list[str] | str, version: str | None = None) -> list[GameSpec]:
+    """Resolve game names or clem-style selectors to game specs, one per game name.
+
+    A name selects that game at `version` (default 2.0; a game with a single version, e.g. dond, at that
+    one); "all" selects every game that has `version` (default 2.0); a dict selector such as
+    "{'benchmark':['playschool2026']}" selects the games whose specs match it, at `version` where a game
+    matches in several versions.
+    """
+    from playpen.games.common import VERSION_2_0, game_version
+
+    check_version(version)
     if isinstance(selectors, str):
         selectors = [selectors]
     registry = game_registry()
+    versions: dict[str, list[GameSpec]] = {}
+    for spec in registry:
+        versions.setdefault(spec.game_name, []).append(spec)
     selected: dict[str, GameSpec] = {}
     for selector in selectors:
-        _check_selector(selector, registry)
-        try:
-            specs = registry.get_game_specs_that_unify_with(selector, verbose=False)
-        except ValueError:
-            raise PlaypenError(
-                f"unknown game {selector!r}: run `playpen list games` to see the games Playpen can find"
-            ) from None
-        except (KeyError, AttributeError, TypeError) as e:
-            raise PlaypenError(
-                f"game selector {selector!r} cannot be applied to every registered game ({e}); "
-                "select by name or by a key all games define, e.g. \"{'benchmark':['2.0']}\""
-            ) from None
-        for spec in specs:
+        wanted = _check_selector(selector, registry)
+        if selector == "all":
+            chosen = [s for s in registry if game_version(s) == (version or VERSION_2_0)]
+        elif wanted is None:
+            if selector not in versions:
+                raise PlaypenError(
+                    f"unknown game {selector!r}: run `playpen list games` to see the games Playpen can find")
+            spec = _preferred(versions[selector], version)
+            if spec is None:
+                raise PlaypenError(f"{selector} has no {version} version: it has "
+                                   f"{', '.join(game_version(s) for s in versions[selector])}")
+            chosen = [spec]
+        else:
+            matching = [s for s in registry if s.game_file_exists() and _matches(s, wanted)]
+            if not matching:
+                raise PlaypenError(f"no game matches {selector!r}: run `playpen list games -v` to see the games "
+                                   "and their versions")
+            chosen = []
+            for name in dict.fromkeys(s.game_name for s in matching):
+                of_name = [s for s in matching if s.game_name == name]
+                chosen.append(_preferred(of_name, version) or _preferred(of_name, None))
+        for spec in chosen:
             selected.setdefault(spec.game_name, spec)
     return list(selected.values())
 
 
-def _check_selector(selector: str, registry) -> None:
-    """A dict selector must parse and use keys some game defines: clemcore's unification lets an unknown
-    key match every game, so a typo would select them all."""
+def game_versions() -> dict[str, dict[str, GameSpec]]:
+    """Every registered game's versions: {game_name: {version: spec}}."""
+    from playpen.games.common import game_version
+
+    table: dict[str, dict[str, GameSpec]] = {}
+    for spec in game_registry():
+        table.setdefault(spec.game_name, {})[game_version(spec)] = spec
+    return table
+
+
+def _check_selector(selector: str, registry) -> dict | None:
+    """The dict a dict selector means (None for a name). It must parse and use keys some game defines:
+    an unknown key would otherwise match nothing, or, in clemcore's unification, everything."""
     if not selector.strip().startswith("{"):
-        return
+        return None
     import ast
 
     try:
@@ -103,11 +178,12 @@ def _check_selector(selector: str, registry) -> None:
         wanted = None
     if not isinstance(wanted, dict):
         raise PlaypenError(f"game selector {selector!r} is not a dict: write it like \"{{'benchmark':['2.0']}}\"")
-    defined = {key for spec in registry.get_game_specs() for key in vars(spec)}
+    defined = {key for spec in registry.get_game_specs() for key in vars(spec)} | {"version"}
     unknown = sorted(str(k) for k in wanted if k not in defined)
     if unknown:
         raise PlaypenError(f"no game defines {', '.join(map(repr, unknown))} (game selector {selector!r}); keys "
                            f"games define include {', '.join(sorted(k for k in defined if not k.startswith('_'))[:12])}")
+    return wanted
 
 
 def load_benchmark(spec: GameSpec):

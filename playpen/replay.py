@@ -4,7 +4,8 @@ Each player's recorded responses are fed back in order; the episode is scored by
 Aborted, Success, Lose and Main Score (within 0.01) are compared with the recorded scores.json (where an
 episode has none, with the outcome flags its interactions.json records: Aborted and Lose). Reads the
 clembench 2.0 layout (<pair>/<game>/<N>_<experiment>/episode_<k>/) and clemcore 3.x's
-(<run>/<game>/<experiment>/instance_<id>/). A divergence (the game asks for a response that was not
+(<run>/<game>/<experiment>/instance_<id>/). Each episode is replayed with the version of its game it was
+recorded with (scoring.recorded_version: run.json, else the layout), or the version given. A divergence (the game asks for a response that was not
 recorded, or ends while recorded responses are left) is reported, never raised.
 """
 
@@ -21,8 +22,9 @@ from playpen.engine.results import finish_episode
 from playpen.engine.session import EpisodeSession, EpisodeTask, play_sync
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json, read_json
-from playpen.registry import game_registry, load_benchmark
-from playpen.scoring import episode_game
+from playpen.games.common import game_version
+from playpen.registry import check_version, game_versions, load_benchmark
+from playpen.scoring import episode_game, recorded_game_spec
 
 COMPARED = ("Aborted", "Success", "Lose", "Main Score")
 
@@ -101,7 +103,8 @@ def replay_episode(benchmark, spec, episode_dir: Path) -> dict:
         compared = tuple(recorded)
     instance = read_json(episode_dir / "instance.json", "instance file")
     experiment = read_json(episode_dir.parent / "experiment.json", "experiment file")
-    responses = recorded_responses(interactions)
+    # a game whose recordings keep some replies outside the events rebuilds the order it asks for them in
+    responses = getattr(benchmark, "replay_responses", lambda _: None)(interactions) or recorded_responses(interactions)
     names = [f"Player {i + 1}" for i in range(spec.players)]
     if hasattr(benchmark, "replay_players"):  # a game whose player numbering differs from the record's
         names = benchmark.replay_players(interactions.get("players", {}))
@@ -122,7 +125,7 @@ def replay_episode(benchmark, spec, episode_dir: Path) -> dict:
         session.fail(e)
     ours = finish_episode(session, None).episode_scores if divergence is None else {}
     ok = divergence is None and bool(compared) and all(_same(k, ours.get(k), recorded.get(k)) for k in compared)
-    row = {"path": str(episode_dir), "game": spec.game_name, "ok": ok,
+    row = {"path": str(episode_dir), "game": spec.game_name, "version": game_version(spec), "ok": ok,
            "ours": {k: ours.get(k) for k in compared}, "recorded": {k: recorded.get(k) for k in compared}}
     if compared != COMPARED:
         row["compared"] = list(compared)
@@ -141,11 +144,15 @@ def find_episodes(recorded_dir: Path) -> tuple[list[Path], list[Path]]:
     return complete, [d for d in found if d not in set(complete)]
 
 
-def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_path: str | None = None) -> dict:
+def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_path: str | None = None,
+               version: str | None = None) -> dict:
+    """Replay every recorded episode below recorded_dir (optionally only some games, or every episode with
+    one benchmark version of its game); returns the report (also written to json_path)."""
+    check_version(version)
     recorded_dir = Path(recorded_dir)
     if not recorded_dir.is_dir():
         raise PlaypenError(f"recorded folder not found: {recorded_dir}")
-    registry = game_registry()
+    registered = game_versions()
     benchmarks: dict = {}
     rows, skipped = [], defaultdict(int)
     episodes, incomplete = find_episodes(recorded_dir)
@@ -153,13 +160,13 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
         name = episode_game(episode_dir / "interactions.json", read_json(episode_dir / "interactions.json"))
         if games and name not in games:
             continue
-        spec = registry.find_game_spec(name)
+        spec, played = recorded_game_spec(episode_dir, name, version, registered)
         if spec is None:
-            skipped[name] += 1
+            skipped[f"{name} ({played})" if name in registered else name] += 1
             continue
-        if name not in benchmarks:
-            benchmarks[name] = load_benchmark(spec)
-        rows.append(replay_episode(benchmarks[name], spec, episode_dir))
+        if (name, played) not in benchmarks:
+            benchmarks[name, played] = load_benchmark(spec)
+        rows.append(replay_episode(benchmarks[name, played], spec, episode_dir))
     if not rows and not skipped:
         what = f"episodes of {', '.join(games)}" if games else "episodes"
         raise PlaypenError(f"no recorded {what} found below {recorded_dir} (an episode folder holds interactions.json "
@@ -168,7 +175,11 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
     for row in rows:
         n_ok, n = agreement.get(row["game"], [0, 0])
         agreement[row["game"]] = [n_ok + row["ok"], n + 1]
-    report = {"episodes": rows, "agreement": dict(sorted(agreement.items()))}
+    versions: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        versions[row["game"]].add(row["version"])
+    report = {"episodes": rows, "agreement": dict(sorted(agreement.items())),
+              "versions": {game: sorted(v) for game, v in sorted(versions.items())}}
     if skipped:
         report["skipped_unknown_games"] = dict(skipped)
     if incomplete:
@@ -179,9 +190,9 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
 
 
 def print_agreement(report: dict) -> None:
-    print(f"{'game':<32}{'agree':>7}{'episodes':>10}")
+    print(f"{'game':<32}{'agree':>7}{'episodes':>10}  version")
     for game, (n_ok, n) in report["agreement"].items():
-        print(f"{game:<32}{n_ok:>7}{n:>10}")
+        print(f"{game:<32}{n_ok:>7}{n:>10}  {', '.join(report['versions'].get(game, []))}")
     for row in report["episodes"]:
         if not row["ok"]:
             why = row.get("divergence") or row.get("error") or f"ours {row['ours']} vs recorded {row['recorded']}"
@@ -191,7 +202,7 @@ def print_agreement(report: dict) -> None:
         print(f"  {len(partial)} episode(s) without scores.json: compared the flags their interactions.json "
               f"records ({', '.join(sorted({k for row in partial for k in row['compared']}))})")
     for game, n in report.get("skipped_unknown_games", {}).items():
-        print(f"  skipped {n} episodes of {game}: no such game is registered")
+        print(f"  skipped {n} episodes of {game}: no such game (version) is registered")
     if report.get("skipped_incomplete"):
         print(f"  skipped {len(report['skipped_incomplete'])} episode folder(s) without instance.json beside "
               f"interactions.json or experiment.json above it, e.g. {report['skipped_incomplete'][0]}")

@@ -18,16 +18,17 @@ from playpen.registry import load_benchmark, load_instances, select_games
 _benchmarks: dict = {}
 
 
-def benchmark_for(game: str):
-    spec = select_games(game)[0]
-    if game not in _benchmarks:
-        _benchmarks[game] = (spec, load_benchmark(spec))
-    return _benchmarks[game]
+def benchmark_for(game: str, version: str | None = None):
+    """(spec, GameBenchmark) of a game at a benchmark version (default: as `playpen play` picks it)."""
+    if (game, version) not in _benchmarks:
+        spec = select_games(game, version)[0]
+        _benchmarks[game, version] = (spec, load_benchmark(spec))
+    return _benchmarks[game, version]
 
 
-def instances_of(game: str, instances_file: str | None = None) -> list[tuple[dict, dict]]:
+def instances_of(game: str, instances_file: str | None = None, version: str | None = None) -> list[tuple[dict, dict]]:
     """(experiment settings, instance) pairs of a game's instances file, in file order."""
-    spec, _ = benchmark_for(game)
+    spec, _ = benchmark_for(game, version)
     data = load_instances(spec, instances_file)
     return [({k: v for k, v in exp.items() if k != "game_instances"}, inst)
             for exp in data["experiments"] for inst in exp["game_instances"]]
@@ -38,14 +39,15 @@ def expert_model(name: str = "expert") -> CustomResponseModel:
 
 
 def play(game: str, respond: Callable[[Request], str], *, experiment: dict | None = None,
-         instance: dict | None = None, n_players: int | None = None) -> EpisodeResult:
-    """Play one episode (default: the first instance) answering every request with `respond`.
+         instance: dict | None = None, n_players: int | None = None, version: str | None = None) -> EpisodeResult:
+    """Play one episode (default: the first instance) of the game at benchmark `version`, answering every
+    request with `respond`.
 
     Exceptions raised by the game are recorded on the result (`result.error`), as in real runs.
     """
-    spec, benchmark = benchmark_for(game)
+    spec, benchmark = benchmark_for(game, version)
     if experiment is None or instance is None:
-        experiment, instance = instances_of(game)[0]
+        experiment, instance = instances_of(game, version=version)[0]
     models = [expert_model() for _ in range(n_players or spec.players)]
     session = EpisodeSession(benchmark, EpisodeTask(spec, experiment, instance), models, "test", {})
     try:
@@ -77,15 +79,16 @@ def play_scripted(game: str, responses: Iterable[str] | dict[str, Iterable[str]]
     return play(game, respond, **kwargs)
 
 
-def play_expert(game: str, instances_file: str | None = None, limit_per_experiment: int | None = None) -> list[EpisodeResult]:
+def play_expert(game: str, instances_file: str | None = None, limit_per_experiment: int | None = None,
+                version: str | None = None) -> list[EpisodeResult]:
     """The expert plays every instance (or the first few of each experiment; 2.0 files repeat experiment
     names, so experiments are told apart by position)."""
-    spec, _ = benchmark_for(game)
+    spec, _ = benchmark_for(game, version)
     results = []
     for exp in load_instances(spec, instances_file)["experiments"]:
         settings = {k: v for k, v in exp.items() if k != "game_instances"}
         for instance in exp["game_instances"][:limit_per_experiment]:
-            results.append(play(game, expert_answer, experiment=settings, instance=instance))
+            results.append(play(game, expert_answer, experiment=settings, instance=instance, version=version))
     return results
 
 

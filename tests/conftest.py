@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 PARITY_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity" / "v2.0"
+PLAYSCHOOL_DIR = PARITY_DIR.parent / "playschool2026"
 
 
 @pytest.fixture
@@ -16,6 +17,9 @@ def in_tmp_cwd(tmp_path, monkeypatch):
     """Run the test in an empty working directory (registries and results land there)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CLEMBENCH_HOME", raising=False)
+    # tests never reach the hub: `playpen eval` then plays Playpen's own validation split
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("PLAYPEN_CACHE", str(tmp_path / "playpen-cache"))
     return tmp_path
 
 
@@ -42,6 +46,15 @@ def parity_dir() -> Path:
     if not PARITY_DIR.is_dir():
         pytest.skip(f"the recorded clembench episodes are not at {PARITY_DIR} (shared/parity is not checked out)")
     return PARITY_DIR
+
+
+@pytest.fixture(scope="session")
+def playschool_dir() -> Path:
+    """The recorded LM Playschool 2026 evaluations (clem_indomain/, playpen_eval/)."""
+    if not PLAYSCHOOL_DIR.is_dir():
+        pytest.skip(f"the recorded LM Playschool 2026 episodes are not at {PLAYSCHOOL_DIR} (shared/parity is not "
+                    "checked out)")
+    return PLAYSCHOOL_DIR
 
 
 @pytest.fixture

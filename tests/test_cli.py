@@ -58,6 +58,7 @@ def test_list_games_shows_the_wordle_games_and_their_source(in_tmp_cwd, capsys):
     for game in ("wordle", "wordle_withclue", "wordle_withcritic"):
         assert f"  {game} " in out
     assert "source: playpen" in out
+    assert "version 2.0: instances instances_withclue" in out and "version playschool2026:" in out
 
 
 def test_a_users_game_of_the_same_name_wins(in_tmp_cwd, capsys):

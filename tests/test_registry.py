@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from playpen.registry import game_registry, game_source, register_model, resolve_model_spec
 
 
@@ -49,3 +51,41 @@ def test_an_instances_name_with_a_dot_gets_json_appended_as_clemcore_does(in_tmp
     spec = select_games("wordle")[0]
     assert load_instances(spec, "instances_v2.0")["experiments"]
     assert load_instances(spec, "instances_v2.0.json")["experiments"]
+
+
+def test_both_versions_of_a_game_are_registered_and_2_0_is_the_default(in_tmp_cwd):
+    from playpen.games.common import VERSION_2_0, VERSION_2026, game_version
+    from playpen.registry import select_games
+
+    def versions(selector, version=None):
+        return {(s.game_name, game_version(s)) for s in select_games(selector, version)}
+
+    assert versions("wordle") == {("wordle", VERSION_2_0)}
+    assert versions("wordle", VERSION_2026) == {("wordle", VERSION_2026)}
+    assert versions("{'game_name':'wordle','benchmark':['playschool2026']}") == {("wordle", VERSION_2026)}
+    every_2026 = versions("{'benchmark':['playschool2026']}")
+    assert every_2026 == versions("all", VERSION_2026) and {v for _, v in every_2026} == {VERSION_2026}
+    names_2_0 = {n for n, _ in versions("{'benchmark':['2.0']}")}
+    assert {n for n, _ in every_2026} >= names_2_0 >= {"taboo", "wordle"}
+    assert {n for n, _ in every_2026} - names_2_0 <= {"dond", "clean_up"}  # the games new in 2026
+    assert versions("{'main_game':'wordle'}", VERSION_2026) == {
+        (n, VERSION_2026) for n in ("wordle", "wordle_withclue", "wordle_withcritic")}
+
+
+def test_a_game_with_one_version_is_found_by_name_and_a_missing_version_is_one_line(in_tmp_cwd):
+    from playpen.errors import PlaypenError
+    from playpen.games.common import VERSION_2026, game_version
+    from playpen.registry import select_games
+
+    mine = in_tmp_cwd / "games" / "newgame"
+    mine.mkdir(parents=True)
+    (mine / "clemgame.json").write_text(json.dumps({"game_name": "newgame", "players": 1,
+                                                     "benchmark": ["playschool2026"], "version": VERSION_2026}))
+    (mine / "master.py").write_text("")
+    assert [game_version(s) for s in select_games("newgame")] == [VERSION_2026]
+    assert "newgame" not in {s.game_name for s in select_games("all")}  # "all" is every 2.0 game
+    assert "newgame" in {s.game_name for s in select_games("all", VERSION_2026)}
+    with pytest.raises(PlaypenError, match="newgame has no 2.0 version"):
+        select_games("newgame", "2.0")
+    with pytest.raises(PlaypenError, match="unknown benchmark version"):
+        select_games("wordle", "2025")

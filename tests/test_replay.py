@@ -54,3 +54,15 @@ def test_episodes_without_scores_compare_the_flags_their_interactions_record(par
     interactions["Lose"] = False  # a record that disagrees is found out from the flags alone
     (loss / "interactions.json").write_text(json.dumps(interactions))
     assert replay_dir(episodes, games=["wordle"])["agreement"] == {"wordle": [0, 1]}
+
+
+def test_playpen_notes_the_version_it_played_and_replay_and_score_use_it(in_tmp_cwd):
+    from playpen.scoring import score_results
+
+    main(["play", "-g", "taboo", "-m", "expert", "-e", "high_en", "--benchmark", "playschool2026"])
+    run = json.loads(next(Path("results").rglob("run.json")).read_text())
+    assert run["games"]["taboo"]["version"] == "playschool2026"
+    report = replay_dir("results")
+    assert report["versions"] == {"taboo": ["playschool2026"]} and report["agreement"]["taboo"][0] > 0
+    assert replay_dir("results", version="2.0")["versions"] == {"taboo": ["2.0"]}
+    assert score_results("results")[0] == report["agreement"]["taboo"][1]

@@ -55,10 +55,11 @@ def draw_splits(game: str, instances: dict) -> dict[str, list[list]]:
 
 def write_splits() -> dict:
     from playpen.errors import PlaypenError
-    from playpen.registry import game_source, load_instances, select_games
+    from playpen.registry import game_source, game_versions, load_instances, select_games
 
     table = {}
-    for spec in sorted(select_games(["all"]), key=lambda s: s.game_name):
+    # one draw per game name, from its default version's instances (the 2026 versions play the same ids)
+    for spec in sorted(select_games(list(game_versions())), key=lambda s: s.game_name):
         if game_source(spec) == "playpen":
             try:
                 table[spec.game_name] = draw_splits(spec.game_name, load_instances(spec))

@@ -26,6 +26,7 @@ from clemcore.backends import CustomResponseModel, Model
 from playpen.backends import BatchModel, Generation, redact
 from playpen.engine.results import ResultsWriter, finish_episode
 from playpen.engine.session import EpisodeResult, EpisodeSession, EpisodeTask, Request, drive
+from playpen.games.common import game_version
 from playpen.registry import load_benchmark
 
 logger = logging.getLogger(__name__)
@@ -180,12 +181,12 @@ class Engine:
         return results  # type: ignore[return-value]
 
     def _benchmark(self, task: EpisodeTask):
-        name = task.game_name
-        if name not in self._benchmarks:
-            self._benchmarks[name] = load_benchmark(task.game)
+        key = (task.game_name, game_version(task.game))
+        if key not in self._benchmarks:
+            self._benchmarks[key] = load_benchmark(task.game)
             if self.results is not None:
-                self.results.start_game(name, task.game.game_path)
-        return self._benchmarks[name]
+                self.results.start_game(task.game)
+        return self._benchmarks[key]
 
     def _server(self, model: Model) -> ModelServer:
         server = self._servers.get(id(model))

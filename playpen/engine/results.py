@@ -19,7 +19,7 @@ import math
 import traceback
 from pathlib import Path
 
-from clemcore.clemgame import GameBenchmark, GameScorer
+from clemcore.clemgame import GameBenchmark, GameScorer, GameSpec
 from clemcore.clemgame.master import Outcome
 from clemcore.clemgame.metrics import (
     BENCH_SCORE,
@@ -36,6 +36,7 @@ import playpen
 from playpen.backends import redact, scrub_secrets
 from playpen.engine.session import EpisodeResult, EpisodeSession, EpisodeTask
 from playpen.files import atomic_write_json, read_json
+from playpen.games.common import game_version
 
 
 def episode_dir_name(task: EpisodeTask) -> str:
@@ -114,11 +115,14 @@ class ResultsWriter:
     def is_complete(self, task: EpisodeTask) -> bool:
         return (self.episode_path(task) / "completed.json").exists()
 
-    def start_game(self, game_name: str, game_path: str) -> None:
+    def start_game(self, game: GameSpec) -> None:
+        """Note in run.json that a game is played here, and its benchmark version (what replay and score
+        read back to pick the same version)."""
         run_file = self.run_path / "run.json"
         run = read_json(run_file, "run file") if run_file.exists() else {
             "playpen_version": playpen.__version__, "created": _now(), "player_models": self.model_infos, "games": {}}
-        run["games"][game_name] = {"game_path": str(game_path), "started": _now()}
+        run["games"][game.game_name] = {"game_path": str(game.game_path), "version": game_version(game),
+                                        "started": _now()}
         atomic_write_json(run_file, run)
 
     def load(self, task: EpisodeTask) -> EpisodeResult:

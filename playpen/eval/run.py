@@ -7,15 +7,21 @@ raw.csv, results.html and report.md (every model in the folder, side by side), s
 says which and why).
 `-g GAMES` re-plays only those games in an existing RUN_DIR; `--skip_gameplay` only re-scores and
 re-aggregates what is there.
+
+The validation split is the official one where it can be had (eval/official.py: colab-potsdam/playpen-data
+from the hub or its cache, or a local copy given with `instances`), else Playpen's own; the ids played are
+written to RUN_DIR/validation-instances.json.
 """
 
 from __future__ import annotations
 
 import datetime
 import shutil
+import sys
 from pathlib import Path
 
 from playpen.errors import PlaypenError
+from playpen.eval.official import ROWS_FILE, Ids, official_ids, write_rows
 from playpen.files import atomic_write_json, read_json
 
 
@@ -26,14 +32,20 @@ def val_file(run_dir: Path, model_name: str) -> Path:
 def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = None, run_dir: str | None = None,
              skip_gameplay: bool = False, split: str = "validation", temperature: float = 0.0,
              max_tokens: int = 300, batch_size: int = 16, concurrency: int = 32, static_tasks: list[str] | None = None,
-             static_limit: int | None = None, static_include: str | None = None, progress: bool = True) -> dict:
-    """Run the evaluation; returns what was written to <model>.val.json."""
+             static_limit: int | None = None, static_include: str | None = None, progress: bool = True,
+             version: str | None = None, instances: str | None = None) -> dict:
+    """Run the evaluation (the games at benchmark `version`, default 2.0; the validation instances from
+    `instances`, a local copy of the official ones, else the hub, else Playpen's split); returns what was
+    written to <model>.val.json."""
     from playpen.registry import resolve_model_spec
 
     if suite not in ("clem", "static", "all"):
         raise PlaypenError(f"unknown suite {suite!r}: choose clem, static or all")
     spec = resolve_model_spec(model_name)
-    _check_request(games, split, static_tasks, static_include)
+    _check_request(games, split, static_tasks, static_include, version)
+    official = None
+    if suite in ("clem", "all") and not skip_gameplay:
+        official = validation_ids(split, instances)
     out = Path(run_dir) if run_dir else Path("playpen-eval") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     if skip_gameplay and not out.is_dir():
         raise PlaypenError(f"run folder not found: {out} (--skip_gameplay re-uses an existing folder: give it with -r)")
@@ -43,7 +55,9 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
     if suite in ("clem", "all"):
         if not skip_gameplay:
             model = _load(spec, temperature, max_tokens)
-            _play(model, out, games, split, batch_size, concurrency, progress)
+            _play(model, out, eval_tasks(games, split, version, official), games, batch_size, concurrency, progress)
+            if official is not None:
+                write_rows(out / ROWS_FILE, official)
         from playpen.eval.clemscore import summary
         from playpen.eval.report import write_report
 
@@ -65,15 +79,14 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
 
 
 def _check_request(games: list[str] | None, split: str, static_tasks: list[str] | None,
-                   static_include: str | None) -> None:
+                   static_include: str | None, version: str | None) -> None:
     """The user's choices, checked before anything is written (a mistake leaves no empty run folder)."""
     from playpen.data.splits import check_split
     from playpen.eval.statscore import parse_tasks
     from playpen.registry import select_games
 
     check_split(split)
-    if games:
-        select_games(games)
+    select_games(games or ["all"], version)
     if static_tasks:
         parse_tasks(static_tasks)
     if static_include and not Path(static_include).is_dir():
@@ -94,20 +107,54 @@ def _load(spec, temperature: float, max_tokens: int):
     return load_model(spec, temperature, max_tokens)
 
 
-def _play(model, out: Path, games: list[str] | None, split: str, batch_size: int, concurrency: int,
+def validation_ids(split: str, instances: str | None) -> Ids | None:
+    """The official validation ids to play (None: Playpen's own split), saying in one line where they come
+    from. A local copy (`instances`) is for the validation split only."""
+    if split != "validation":
+        if instances is not None:
+            raise PlaypenError(f"--instances gives the validation instances: it cannot be combined with --split {split}")
+        return None
+    ids, where = official_ids(instances)
+    print(where, file=sys.stderr)
+    return ids
+
+
+def eval_tasks(games: list[str] | None, split: str, version: str | None, official: Ids | None) -> list:
+    """The episodes `playpen eval` plays: every instance of the selected games in the split, where the
+    validation split is the official ids when given (a game without official ids is left out, as the
+    official evaluation leaves it out; ids missing from Playpen's instance files are reported)."""
+    from playpen.data.splits import split_ids
+    from playpen.engine import tasks_from_instances
+    from playpen.registry import load_instances, select_games
+
+    tasks, left_out, missing = [], [], 0
+    for spec in select_games(games or ["all"], version):
+        if official is None:
+            only = split_ids(spec.game_name, split)
+        elif spec.game_name not in official:
+            left_out.append(spec.game_name)
+            continue
+        else:
+            only = official[spec.game_name]
+        found = tasks_from_instances(spec, load_instances(spec), only=only)
+        missing += len(only or ()) - len(found) if only is not None else 0
+        tasks.extend(found)
+    if left_out:
+        print(f"no official validation instances of {', '.join(left_out)}: left out", file=sys.stderr)
+    if missing:
+        print(f"{missing} official validation instance(s) are not in Playpen's instance files: left out",
+              file=sys.stderr)
+    return tasks
+
+
+def _play(model, out: Path, tasks: list, games: list[str] | None, batch_size: int, concurrency: int,
           progress: bool) -> None:
     from clemcore.backends import Model
 
-    from playpen.data.splits import split_ids
-    from playpen.engine import Engine, ResultsWriter, tasks_from_instances
-    from playpen.registry import load_instances, select_games
+    from playpen.engine import Engine, ResultsWriter
 
-    specs = select_games(games or ["all"])
     if games:  # re-play those games from scratch inside the existing folder
-        for spec in specs:
-            shutil.rmtree(out / model.name / spec.game_name, ignore_errors=True)
-    tasks = []
-    for spec in specs:
-        tasks.extend(tasks_from_instances(spec, load_instances(spec), only=split_ids(spec.game_name, split)))
+        for name in {task.game_name for task in tasks}:
+            shutil.rmtree(out / model.name / name, ignore_errors=True)
     writer = ResultsWriter(out, model.name, Model.to_infos([model]))
     Engine([model], batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress).run(tasks)

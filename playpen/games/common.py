@@ -15,7 +15,9 @@ ExpertPolicy = Callable[[list[dict]], str]
 
 # The benchmark versions Playpen's games implement: clembench 2.0 and the LM Playschool 2026 versions.
 # A game folder's clemgame.json lists one spec per version of a game (same game_name, `benchmark` tag
-# and `version` key set to the version); a spec without `version` is 2.0.
+# and `version` key set to the version); a spec without `version` is 2.0. A game master reads
+# game_version(self.game_spec); clemcore gives a scorer no spec, so the GameBenchmark passes the version
+# to its scorer (e.g. `MyScorer(self.game_name, experiment, instance, game_version(self.game_spec))`).
 VERSION_2_0 = "2.0"
 VERSION_2026 = "playschool2026"
 VERSIONS = (VERSION_2_0, VERSION_2026)

@@ -10,8 +10,16 @@ import pytest
 
 from playpen.games.adventuregame import expert, rules
 from playpen.games.adventuregame.commands import Command, Unreadable, read_command
-from playpen.games.adventuregame.instancegenerator import Home, shortest_solution
+from playpen.games.adventuregame.instancegenerator import (
+    EXPERIMENTS_2026,
+    INSTANCES_2026,
+    Home,
+    shortest_solution,
+    trimmed_for_2026,
+)
 from playpen.games.adventuregame.world import World, definitions_for, parse_fact
+from playpen.games.common import VERSION_2026
+from playpen.registry import GAMES_DIR
 from playpen.testing import instances_of, play, play_expert, play_scripted
 
 GAME = "adventuregame"
@@ -209,6 +217,25 @@ def test_a_response_without_the_mark_aborts_with_a_numeric_score():
     assert result.outcome == "aborted"
     assert result.main_score == 0  # quirk of the 2.0 records: no NaN
     assert result.episode_scores["Violated Request Count"] == 1
+
+
+def test_2026_scores_an_aborted_episode_nan_and_keeps_wins_and_losses_numeric():
+    experiment, instance = experiment_named("home_deliver_three_basic_hard")
+    aborted = play_scripted(GAME, ["take pillow"], experiment=experiment, instance=instance, version=VERSION_2026)
+    assert aborted.outcome == "aborted" and math.isnan(aborted.main_score)
+    won = play_scripted(GAME, [f"> {c}" for c in instance["optimal_commands"]] + ["> done"], experiment=experiment,
+                        instance=instance, version=VERSION_2026)
+    assert won.outcome == "success" and won.main_score == 100
+
+
+def test_2026_instances_are_the_five_kept_experiments_of_the_same_draws():
+    shipped = json.loads((GAMES_DIR / GAME / "in" / "instances.json").read_text())
+    kept = json.loads((GAMES_DIR / GAME / "in" / "instances_2026.json").read_text())
+    assert kept == trimmed_for_2026(shipped)
+    assert [e["name"] for e in kept["experiments"]] == [n for n in (e["name"] for e in shipped["experiments"])
+                                                        if n in EXPERIMENTS_2026]
+    assert {len(e["game_instances"]) for e in kept["experiments"]} == {INSTANCES_2026}
+    assert instances_of(GAME, "instances_2026", version=VERSION_2026)[-1][0]["name"] == kept["experiments"][-1]["name"]
 
 
 def test_done_before_the_goals_loses_with_partial_score():

@@ -1,5 +1,5 @@
-"""Checks every packaged game passes: a complete spec, an expert that plays, robustness to any text, and
-agreement with the recorded clembench 2.0 episodes."""
+"""Checks every packaged game passes, in every benchmark version it has: a complete spec, an expert that plays,
+robustness to any text, and agreement with the recorded clembench 2.0 episodes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from playpen.games.common import VERSION_2_0, game_version
-from playpen.registry import GAMES_DIR, game_source, load_instances, select_games
+from playpen.registry import GAMES_DIR, game_registry, game_source, load_instances, select_games
 from playpen.testing import expert_answer, instances_of, play, play_expert
 
 PACKAGED = sorted(p.parent.name for p in GAMES_DIR.glob("*/clemgame.json"))
@@ -19,6 +19,9 @@ GAMES = sorted(s.game_name for s in select_games(["all"]) if game_source(s) == "
 # Games with a clembench 2.0 version, which the recorded 2.0 episodes cover (dond exists in 2026 only).
 GAMES_2_0 = sorted(s.game_name for s in select_games(["all"])
                    if game_source(s) == "playpen" and game_version(s) == VERSION_2_0)
+# every (game, version) Playpen ships: the 2026 versions branch off the 2.0 rules, so both are checked
+VERSIONED = [pytest.param(s.game_name, game_version(s), id=f"{s.game_name}-{game_version(s)}")
+             for s in sorted(game_registry(), key=lambda s: (s.game_name, game_version(s))) if game_source(s) == "playpen"]
 
 
 def test_every_game_folder_is_found():
@@ -26,9 +29,9 @@ def test_every_game_folder_is_found():
     assert PACKAGED  # folders with a clemgame.json
 
 
-@pytest.mark.parametrize("game", GAMES)
-def test_spec_and_instances_are_complete(game):
-    spec = select_games(game)[0]
+@pytest.mark.parametrize("game,version", VERSIONED)
+def test_spec_and_instances_are_complete(game, version):
+    spec = select_games(game, version)[0]
     assert isinstance(spec.players, int) and spec.players >= 1
     assert spec.benchmark and spec.description
     instances = load_instances(spec)
@@ -37,9 +40,9 @@ def test_spec_and_instances_are_complete(game):
         assert ids and len(ids) == len(set(ids)), f"{experiment['name']}: game ids must be unique"
 
 
-@pytest.mark.parametrize("game", GAMES)
-def test_expert_plays_every_experiment_without_errors(game):
-    results = play_expert(game, limit_per_experiment=2)
+@pytest.mark.parametrize("game,version", VERSIONED)
+def test_expert_plays_every_experiment_without_errors(game, version):
+    results = play_expert(game, limit_per_experiment=2, version=version)
     assert all(r.error is None for r in results), [r.error for r in results if r.error]
     assert all(r.outcome != "aborted" for r in results)
 
@@ -66,11 +69,11 @@ def damaged(text: str, how: str, rng: random.Random) -> str:
     return text
 
 
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("game,version", VERSIONED)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_any_text_in_any_role_never_raises(game, data):
-    experiments = instances_of(game)
+def test_any_text_in_any_role_never_raises(game, version, data):
+    experiments = instances_of(game, version=version)
     experiment, instance = experiments[data.draw(st.integers(0, len(experiments) - 1), label="instance")]
     rng = random.Random(data.draw(st.integers(0, 2**16), label="seed"))
 
@@ -79,17 +82,17 @@ def test_any_text_in_any_role_never_raises(game, data):
             return data.draw(ANY_TEXT, label="text")
         return damaged(expert_answer(request), data.draw(DAMAGE, label="damage"), rng)
 
-    result = play(game, respond, experiment=experiment, instance=instance)
+    result = play(game, respond, experiment=experiment, instance=instance, version=version)
     assert result.error is None, result.error
     assert result.outcome in ("success", "failure", "aborted")
 
 
-@pytest.mark.parametrize("game", GAMES)
-def test_printable_junk_ends_as_move_reprompt_or_abort(game):
+@pytest.mark.parametrize("game,version", VERSIONED)
+def test_printable_junk_ends_as_move_reprompt_or_abort(game, version):
     rng = random.Random(0)
-    for experiment, instance in instances_of(game)[:3]:
+    for experiment, instance in instances_of(game, version=version)[:3]:
         result = play(game, lambda r: "".join(rng.choice(string.printable) for _ in range(rng.randrange(80))),
-                      experiment=experiment, instance=instance)
+                      experiment=experiment, instance=instance, version=version)
         assert result.error is None, result.error
 
 

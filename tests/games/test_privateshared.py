@@ -10,6 +10,7 @@ import pytest
 
 from playpen.engine.results import finish_episode
 from playpen.engine.session import EpisodeResult, EpisodeSession, EpisodeTask, play_sync
+from playpen.games.common import VERSION_2026
 from playpen.games.privateshared import expert, rules
 from playpen.games.privateshared.instancegenerator import draw_values
 from playpen.games.privateshared.master import PrivateSharedScorer
@@ -255,6 +256,42 @@ def test_an_invalid_answer_to_a_request_aborts_at_once(bad):
     result = play_scripted("privateshared", script[: script.index(bad) + 1], **travel())
     assert result.outcome == "aborted" and result.error is None
     assert result.episode_scores["Aborted"] == 1 and math.isnan(result.main_score)
+
+
+# ------------------------------------------------------------------------------- LM Playschool 2026
+
+
+def test_2026_skips_a_request_answered_in_the_wrong_format_instead_of_aborting():
+    script = truthful()
+    start = script.index("ANSWER: Porto.")
+    # the first request answered badly: no probing round follows it, the game asks the next request
+    script[start: start + 1 + len(SLOTS)] = ["Porto."]
+    result = play_scripted("privateshared", script, version=VERSION_2026, **travel())
+    # **quirk** (2026): a skipped request counts neither as unfilled nor against the win; the questioner is
+    # taken to know its slot from then on (the probes say yes to it), so the rest scores as a clean game
+    assert result.outcome == "success" and result.error is None
+    assert result.episode_scores["Slot-Filling-Accuracy"] == 1.0 and result.main_score == 100
+    two_oh = play_scripted("privateshared", script[: start + 1], **travel())
+    assert two_oh.outcome == "aborted"
+
+
+def test_2026_with_every_request_skipped_fills_no_slot_and_loses():
+    script = [NO] * len(SLOTS) + ["no tag"] * len(ORDER)
+    result = play_scripted("privateshared", script, version=VERSION_2026, **travel())
+    assert result.outcome == "failure" and result.error is None
+    assert result.episode_scores["Slot-Filling-Accuracy"] == 0.0 and result.main_score == 0
+
+
+def test_2026_recordings_keep_probe_replies_in_the_probes_and_replay_rebuilds_their_order():
+    probes = [[{"gt": 0, "answer": "ASIDE: no", "value": 0, "tries": 2}, {"gt": 0, "answer": "x", "value": -1,
+                                                                           "tries": 6}, {"gt": 0}]]
+    events = [{"from": "Player 1", "to": "GM", "action": {"type": "get message", "content": "Ok.", "label": "pseudo"}}]
+    replies = rules.replies_from_probes({"probes": probes, "turns": [events]})
+    assert replies == {"Player 1": ["", "ASIDE: no", "", "", "", "", "x"]}  # stops at the probe never answered
+    # a recording with every reply as an event (Playpen's, clembench 2.0's) is read as it is
+    events.append({"from": "Player 1", "to": "GM", "action": {"type": "get message", "content": "ASIDE: no"}})
+    events.append({"from": "Player 1", "to": "GM", "action": {"type": "get message", "content": "x"}})
+    assert rules.replies_from_probes({"probes": probes, "turns": [events]}) is None
 
 
 def test_scorer_reads_recorded_2_0_interactions(parity_dir):

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from playpen.games.common import VERSION_2026
 from playpen.games.referencegame import expert, instancegenerator, rules
 from playpen.testing import instances_of, play, play_expert, play_scripted
 
@@ -136,6 +137,30 @@ def test_right_pick_wins_with_100():
     assert scores["Generated Expression Length"] == len("the top one")
     assert scores["Generated Expression Number of Tokens"] == 3
     assert (scores["Aborted at Player 1"], scores["Aborted at Player 2"]) == (0, 0)
+
+
+def test_2026_measures_the_whole_giver_response_as_the_expression():
+    setup = first_instance()
+    script = ["Expression: the top one", answer_for(setup["instance"], True)]
+    result = play_scripted(GAME, script, version=VERSION_2026, **setup)
+    assert result.outcome == "success" and result.main_score == 100
+    assert result.episode_scores["Generated Expression Length"] == len("Expression: the top one")
+    assert result.episode_scores["Generated Expression Number of Tokens"] == 4
+
+
+def test_2026_expression_scores_match_the_recorded_2026_episodes(playschool_dir):
+    episodes = sorted(playschool_dir.glob(f"clem_indomain/*/{GAME}/*/instance_*"))
+    assert episodes
+    for episode in episodes[::10]:
+        interactions = json.loads((episode / "interactions.json").read_text())
+        recorded = json.loads((episode / "scores.json").read_text())["episode scores"]
+        replies = [e["action"]["content"] for e in interactions["turns"][0]
+                   if e["from"] != "GM" and e["to"] == "GM"]
+        experiment = json.loads((episode.parent / "experiment.json").read_text())
+        instance = json.loads((episode / "instance.json").read_text())
+        ours = play_scripted(GAME, replies, version=VERSION_2026, experiment=experiment, instance=instance)
+        for key in ("Generated Expression Length", "Generated Expression Number of Tokens", "Main Score"):
+            assert ours.episode_scores[key] == pytest.approx(recorded[key], nan_ok=True), (episode, key)
 
 
 def test_wrong_pick_loses_with_0():

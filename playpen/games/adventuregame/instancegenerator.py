@@ -10,6 +10,9 @@ put three objects on or in three receptacles other than where they start. The sh
 breadth-first search over rooms, open containers and object places) must take 8-16 actions for easy and
 16-23 for hard adventures, as in clembench 2.0; other draws are discarded. The experiments are the 2.0 ones:
 home_deliver_three_{basic,planning}_{easy,hard}[_invlimittwo], the variants of one difficulty sharing adventures.
+
+The LM Playschool 2026 in-domain evaluation played fewer experiments (in/instances_2026.json, written
+alongside): the five of EXPERIMENTS_2026 with the first eight adventures each, taken from the same draws.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ MAX_TURNS = 50
 OPTIMAL_TURNS = {"easy": (8, 16), "hard": (16, 23)}
 GOAL_OBJECTS = ("pillow", "book", "plate", "mop", "broom", "pottedplant", "sandwich", "apple", "banana", "orange",
                 "peach")
+# The experiments the LM Playschool 2026 version keeps, and how many instances of each.
+EXPERIMENTS_2026 = ("home_deliver_three_basic_easy", "home_deliver_three_planning_easy",
+                    "home_deliver_three_basic_easy_invlimittwo", "home_deliver_three_planning_easy_invlimittwo",
+                    "home_deliver_three_basic_hard")
+INSTANCES_2026 = 8
 VARIANTS = {"basic": "basic", "planning": "plan"}  # experiment name part -> instance variant
 DEFINITION_FILES = {
     None: {"action_definitions": ["basic_actions_v2.json"], "domain_definitions": ["home_domain.json"]},
@@ -229,12 +237,22 @@ class AdventureInstanceGenerator(GameInstanceGenerator):
             instance["entity_definitions"] = ["home_entities.json"]
 
 
+def trimmed_for_2026(instances: dict) -> dict:
+    """The 2026 instances file: the experiments of EXPERIMENTS_2026, each with its first INSTANCES_2026."""
+    return {**instances, "experiments": [
+        {**exp, "game_instances": exp["game_instances"][:INSTANCES_2026]}
+        for exp in instances["experiments"] if exp["name"] in EXPERIMENTS_2026]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=2025)
     args = parser.parse_args()
     path = AdventureInstanceGenerator(draw_adventures(args.seed)).generate("instances.json", seed=args.seed)
-    print(f"adventuregame: {path}")
+    trimmed = Path(path).with_name("instances_2026.json")
+    trimmed.write_text(json.dumps(trimmed_for_2026(json.loads(Path(path).read_text(encoding="utf-8"))), indent=2,
+                                  ensure_ascii=False), encoding="utf-8")
+    print(f"adventuregame: {path}, {trimmed}")
 
 
 if __name__ == "__main__":

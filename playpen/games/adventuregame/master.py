@@ -15,6 +15,10 @@ Quirks of the 2.0 records, reproduced so that recorded episodes score the same:
 - once all goals held after a successful action, the episode counts as finished even if a goal is undone later;
 - a "done" on the last allowed turn still hits the turn limit (aborted).
 
+LM Playschool 2026 version: an aborted episode's Main Score is NaN (the quirk above is gone). Its in-domain
+evaluation played fewer experiments (in/instances_2026.json, `-i instances_2026`, see instancegenerator.py);
+`playpen eval`'s official validation ids also name the other experiments, so the default file keeps them all.
+
 Prompts come from the experiment (Playpen's instances) or the instance (clembench 2.0 instances carry their own
 `prompt`); the world's vocabulary and feedback come from the definition files the instance names.
 """
@@ -29,7 +33,7 @@ from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED
 
 from playpen.games.adventuregame import expert, rules
 from playpen.games.adventuregame.world import Outcome, World, definitions_for
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import VERSION_2_0, VERSION_2026, ExpertPlayer, game_version, log_outcome
 
 DEFAULT_MAX_TURNS = 50
 FAIL_TYPES = ("lark_exception", "malformed_command", "undefined_action_verb", "undefined_repr_str",
@@ -135,6 +139,10 @@ def _outcome_record(outcome: Outcome) -> dict:
 class AdventureGameScorer(GameScorer):
     """Main Score from the goals reached at the end; action failures and plan quality per round."""
 
+    def __init__(self, game_name: str, experiment: dict, game_instance: dict, version: str = VERSION_2_0):
+        super().__init__(game_name, experiment, game_instance)
+        self.version = version
+
     def compute_round_score(self, round_idx, round_events) -> None:
         scores = {"action_parsing_fail": 0, "action_resolution_fail": 0, "successful_action": 0, "goal_score": 0}
         for event in round_events:
@@ -157,8 +165,9 @@ class AdventureGameScorer(GameScorer):
         fails = [e["content"] for e in events if e["type"] == "action_fail"]
         successes = [e["content"] for e in events if e["type"] == "action_info"]
         achieved = len(interactions.get("goals_achieved", []))
-        # quirk of the 2.0 records: the Main Score stays numeric when the episode is aborted
-        self.log_episode_score(BENCH_SCORE, rules.main_score(achieved, info["goal_count"]))
+        # quirk of the 2.0 records: the Main Score stays numeric when the episode is aborted; 2026 makes it NaN
+        aborted_2026 = self.version == VERSION_2026 and interactions[METRIC_ABORTED]
+        self.log_episode_score(BENCH_SCORE, math.nan if aborted_2026 else rules.main_score(achieved, info["goal_count"]))
         self.log_episode_score("achieved_goal_ratio", achieved / info["goal_count"])
         self.log_episode_score("successful_actions", len(successes))
         self.log_episode_score("action_parsing_fail", sum(f["phase"] == "parsing" for f in fails))
@@ -187,4 +196,4 @@ class AdventureGameBenchmark(GameBenchmark):
         return AdventureGameMaster(self.game_spec, experiment, player_models)
 
     def create_game_scorer(self, experiment: dict, game_instance: dict) -> AdventureGameScorer:
-        return AdventureGameScorer(self.game_name, experiment, game_instance)
+        return AdventureGameScorer(self.game_name, experiment, game_instance, game_version(self.game_spec))

@@ -15,6 +15,12 @@ Differences from clembench 2.0, none of which changes a score: all wording (prom
 suffixes) and the slot values are Playpen's; the Questioner is game-master logic, not a recorded 'Player 2';
 clemcore 3.x records every Answerer reply as a 'get message' event (2.0 used 'probe answer' for probe replies);
 a probe that never got a valid reply logs 5 tries (2.0 logged 6).
+
+LM Playschool 2026 version (GAMES-2026.md): an answer to a request in the wrong format no longer aborts
+the episode: the request is skipped (no slot counted, no probing round after it) and the next one is asked;
+the slot is judged on the answer without its tag; an episode whose answers were all skipped scores a
+slot-filling accuracy of 0 instead of failing to score. Its recordings keep probe replies only inside the
+logged probes (not as events), which `replay_responses` reads back.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED
 
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import VERSION_2_0, VERSION_2026, ExpertPlayer, game_version, log_outcome
 from playpen.games.privateshared import expert, rules
 
 
@@ -50,6 +56,7 @@ class PrivateSharedGameMaster(DialogueGameMaster):
 
     def _on_setup(self, **instance):
         self.texts = rules.Texts.for_experiment(self.experiment)
+        self.version = game_version(self.game_spec)
         self.tag: str = instance["tag"]
         self.slots: dict[str, str] = instance["slots"]
         self.request_order: list[str] = instance["request_order"]
@@ -112,6 +119,9 @@ class PrivateSharedGameMaster(DialogueGameMaster):
             raise ParseError(e.reason, response=response, key=e.key) from None
 
     def _on_parse_error(self, error: ParseError):
+        if not self.probing and self.version == VERSION_2026:
+            self._skip_request(error.reason)
+            return
         if not self.probing:
             self._abort(f"invalid format in slot filling: {error.reason}")
             return
@@ -147,8 +157,18 @@ class PrivateSharedGameMaster(DialogueGameMaster):
         else:
             self.probing = False  # the next round opens with the Questioner's request (_on_before_round)
 
+    def _skip_request(self, reason: str):
+        """2026: a request answered in the wrong format is passed over; the game goes on with the next one."""
+        self.log_to_self("invalid format", f"request skipped: {reason}")
+        self.turn += 1
+        self.round_over = True
+        if self.turn == len(self.request_order):
+            self._finish()
+
     def _on_answer(self, text: str, response: str):
         slot = self.request_order[self.turn]
+        if self.version == VERSION_2026:  # 2026 judges the answer without its tag
+            response = text
         filled = rules.mentions(response, self.slots[slot])
         self.filled.append(filled)
         self.log_to_self("parse", text)
@@ -200,6 +220,10 @@ class PrivateSharedGameMaster(DialogueGameMaster):
 class PrivateSharedScorer(GameScorer):
     """Probe accuracy and Cohen's kappa, slot-filling accuracy, and their harmonic mean as Main Score."""
 
+    def __init__(self, game_name: str, experiment: dict, game_instance: dict, version: str = VERSION_2_0):
+        super().__init__(game_name, experiment, game_instance)
+        self.version = version
+
     def compute_round_score(self, round_idx, round_events) -> None:
         pass  # the probe rounds are logged as a whole, so compute_episode_scores logs the round scores
 
@@ -226,7 +250,8 @@ class PrivateSharedScorer(GameScorer):
             accuracy = rules.accuracy(gold, predicted)
             kappa = rules.cohen_kappa(gold, predicted)
             kappa_truncated = rules.truncated_kappa(kappa)
-            slot_filling = sum(filled) / len(filled)
+            # 2026: no valid answer at all (every request skipped) fills no slot; 2.0 could not happen
+            slot_filling = sum(filled) / len(filled) if filled or self.version != VERSION_2026 else 0.0
         self.log_episode_score("Accuracy", accuracy)
         self.log_episode_score("Kappa", kappa)
         self.log_episode_score("Truncated Kappa", kappa_truncated)
@@ -242,4 +267,10 @@ class PrivateSharedBenchmark(GameBenchmark):
         return PrivateSharedGameMaster(self.game_spec, experiment, player_models)
 
     def create_game_scorer(self, experiment: dict, game_instance: dict) -> PrivateSharedScorer:
-        return PrivateSharedScorer(self.game_name, experiment, game_instance)
+        return PrivateSharedScorer(self.game_name, experiment, game_instance, game_version(self.game_spec))
+
+    @staticmethod
+    def replay_responses(interactions: dict) -> dict[str, list[str]] | None:
+        """The Answerer's replies in the order the game asks for them, for recordings of the 2026 game,
+        which log probe replies only inside `probes` (None for recordings with every reply as an event)."""
+        return rules.replies_from_probes(interactions)

@@ -200,6 +200,55 @@ def main_score(slot_filling_accuracy: float, kappa: float) -> float:
 
 
 def is_success(probe_rounds: list[list[dict]], filled: list[bool]) -> bool:
-    """Every probe answered truthfully and every slot filled."""
+    """Every probe answered truthfully and every slot filled (at least one: in the 2026 version every request
+    can be skipped, which fills none)."""
     probes = [p for probing_round in probe_rounds for p in probing_round]
-    return bool(probes) and all(p["value"] == p["gt"] for p in probes) and all(filled)
+    return bool(probes) and all(p["value"] == p["gt"] for p in probes) and bool(filled) and all(filled)
+
+
+# ------------------------------------------------------------------------------------------- replay
+
+
+def replies_from_probes(interactions: dict, answerer: str = "Player 1") -> dict[str, list[str]] | None:
+    """The Answerer's replies in the order the game asks for them, rebuilt from a recording that keeps probe
+    replies only inside its logged `probes` (the 2026 game). None
+    for a recording with every reply as an event, which replay reads as it is.
+
+    A probing round follows the start of the game and every accepted answer (the 2026 game master logs
+    its own events right after an accepted answer, and none after a rejected one). A probe answered at
+    attempt k kept only its last reply: the k-1 rejected ones are replayed as empty replies, which the
+    game rejects alike. The recording lists every probe of a round, even after one that was never answered
+    validly (which aborts the game): replies stop there.
+    """
+    probes = interactions.get("probes")
+    events = [e for turn in interactions.get("turns", []) for e in turn if isinstance(e, dict)]
+    replies = [i for i, e in enumerate(events) if e.get("from") == answerer and e.get("to") == "GM"
+               and e.get("action", {}).get("label") != "pseudo"]
+    if not isinstance(probes, list):
+        return None
+    # with every reply an event, the probes' logged replies appear among the events, in order
+    contents = iter(str(events[i].get("action", {}).get("content", "")) for i in replies)
+    probe_replies = [str(p["answer"]) for r in probes if isinstance(r, list) for p in r
+                     if isinstance(p, dict) and "answer" in p]
+    if all(any(reply == content for content in contents) for reply in probe_replies):
+        return None
+    sequence: list[str] = []
+    rounds = iter(probes)
+
+    def probing_round() -> None:
+        for probe in next(rounds, []):
+            if "answer" not in probe:  # the round stopped at an earlier probe without a valid reply
+                return
+            answered = probe.get("value") in (0, 1)
+            attempts = max(1, int(probe.get("tries", 1)) - (0 if answered else 1))
+            sequence.extend([""] * (attempts - 1) + [str(probe["answer"])])
+            if not answered:
+                return
+
+    probing_round()
+    for i in replies:
+        sequence.append(str(events[i]["action"].get("content", "")))
+        following = events[i + 1] if i + 1 < len(events) else {}
+        if following.get("from") == "GM" and following.get("to") == "GM" and following["action"].get("type") != "end":
+            probing_round()
+    return {answerer: sequence}

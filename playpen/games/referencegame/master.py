@@ -8,6 +8,9 @@ as in the 2.0 instance files, so those files play unchanged.
 
 One difference from clembench 2.0's scores: an aborted episode logs Success 0 and Lose 0 (GAMES.md section 0,
 clemcore 3.x), where 2.0's referencegame logged NaN for both; Aborted and Main Score (NaN) agree.
+
+LM Playschool 2026 version: the scoring fix measures the Giver's whole response, tag included, as the
+generated expression (its length and number of tokens); 2.0 measured what follows the tag.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
 
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import VERSION_2026, ExpertPlayer, game_version, log_outcome
 from playpen.games.referencegame import expert, rules
 
 EXPRESSION_PLACEHOLDER = "TARGET_EXPRESSION"  # where the follower's prompt header takes the Giver's response
@@ -41,6 +44,7 @@ class ReferenceGameMaster(DialogueGameMaster):
         self.expression: str | None = None
         self.answer: str | None = None
         self.aborted_at_player = 0
+        self.version = game_version(self.game_spec)
 
     def _parse_response(self, player: Player, response: str) -> tuple[str, str]:
         """(the whole response, the expression or the label)."""
@@ -59,7 +63,7 @@ class ReferenceGameMaster(DialogueGameMaster):
     def _advance_game(self, player: Player, parsed: tuple[str, str]):
         response, content = parsed
         if player is self.giver:
-            self.expression = content
+            self.expression = response if self.version == VERSION_2026 else content
             self.log_to_self("parse", content)
             # The Follower reads the Giver's whole response, tag included, as in clembench.
             self.set_context_for(self.follower, self.follower_header.replace(EXPRESSION_PLACEHOLDER, response))
