@@ -20,13 +20,12 @@ would re-prompt for ever, and its penalty score is undefined there); no recorded
 
 from __future__ import annotations
 
-import math
 from string import Template
 
 from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
-from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_LOSE, METRIC_SUCCESS
 from clemcore.clemgame.master import Outcome
+from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_LOSE, METRIC_SUCCESS
 
 from playpen.games.clean_up import expert, rules
 from playpen.games.common import ExpertPlayer
@@ -222,7 +221,7 @@ class CleanUpScorer(GameScorer):
         self.log_episode_score("Max Shifts", 2 * (n - 1))
         self.log_episode_score("Min Shifts", n - 1)
         success = bool(interactions[METRIC_SUCCESS])
-        self.log_episode_score(BENCH_SCORE, rules.main_score(success, distance, penalty) if success else math.nan)
+        self.log_episode_score(BENCH_SCORE, rules.main_score(success, distance, penalty))
 
 
 class CleanUpBenchmark(GameBenchmark):
