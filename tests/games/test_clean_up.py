@@ -388,6 +388,12 @@ def test_expert_reads_cells_from_messages_and_breaks_cycles():
         assert rules.check_move(BACKGROUND, board, move) is None
         board[move.obj] = (move.x, move.y)
     assert board == goal and expert.next_move(BACKGROUND, board, goal) is None
+    board = {"C": (5, 5), "L": (6, 5), "P": (7, 7)}
+    goal = {"C": (6, 5)}  # L has no target but stands on C's: it steps aside
+    move = expert.next_move(BACKGROUND, board, goal)
+    assert move.obj == "L" and (move.x, move.y) not in board.values()
+    board["L"] = (move.x, move.y)
+    assert expert.next_move(BACKGROUND, board, goal) == rules.Move("C", 6, 5)
 
 
 def test_expert_follows_a_partner_that_names_its_cells_its_own_way():

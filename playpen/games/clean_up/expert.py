@@ -4,8 +4,9 @@ board (the last one the game showed them) and the partner's messages (the lines 
 The protocol: the player who speaks first without having read a layout from its partner leads. It
 announces its own layout ("C at (3, 1), L at (7, 3), ...") and never moves; every cell it names is free in
 the partner's copy of the shared background. The other player follows: it moves each object to the cell
-its partner last named for it (objects whose target is taken wait, and when only blocked objects are left,
-one is parked on a free cell that is nobody's target), announces the cells of objects its partner did not
+its partner last named for it (objects whose target is taken wait; an object without a target that stands
+on one steps aside; when only a cycle is left, one object is parked on a free cell that is nobody's
+target), announces the cells of objects its partner did not
 place, and then asks "finished?"; the leader answers "finished!". Against another kind of partner the same
 rules apply: any cells the partner names for objects are followed, and a "finished?" is answered.
 """
@@ -62,7 +63,8 @@ def describe(objects: rules.Objects) -> str:
 
 
 def next_move(background: str, board: rules.Objects, goal: rules.Objects) -> rules.Move | None:
-    """The next move towards the goal: an object whose target is free, else one parked out of the way."""
+    """The next move towards the goal: an object whose target is free; else an object without a target
+    that stands on one moves aside; else (a cycle) one object is parked out of the way."""
     pending = [obj for obj in sorted(goal) if board.get(obj) != goal[obj]]
     if not pending:
         return None
@@ -70,11 +72,13 @@ def next_move(background: str, board: rules.Objects, goal: rules.Objects) -> rul
     for obj in pending:
         if goal[obj] not in taken:
             return rules.Move(obj, *goal[obj])
-    obj = pending[0]  # every target left is held by another object: a cycle, broken through a free cell
+    holders = {where: obj for obj, where in board.items()}
+    in_the_way = [holders[goal[obj]] for obj in pending if holders[goal[obj]] not in goal]
+    obj = in_the_way[0] if in_the_way else pending[0]
     spare = [c for c in rules.empty_cells(background) if c not in taken and c not in goal.values()]
     if not spare:
         return None
-    return rules.Move(obj, *min(spare, key=lambda c: math.dist(c, goal[obj])))
+    return rules.Move(obj, *min(spare, key=lambda c: math.dist(c, board[obj])))
 
 
 def _last_move_failed(messages: list[dict]) -> bool:
