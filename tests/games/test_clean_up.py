@@ -379,6 +379,8 @@ def test_expert_reads_cells_from_messages_and_breaks_cycles():
     said = "Hi! My objects: W(1, 1), 'I' at (2,3) and T is at (4, 4); I will move C to (5, 5). H: (6, 6)"
     assert expert.named_cells(said, ids) == {"W": (1, 1), "I": (2, 3), "T": (4, 4), "C": (5, 5), "H": (6, 6)}
     assert expert.named_cells("I think (3, 3) is free", ids) == {}
+    assert expert.named_cells("C is currently located at (2,2); I'm moving W into (3, 3)", ids) == {
+        "C": (2, 2), "W": (3, 3)}
     board = {"C": (5, 5), "L": (6, 5), "P": (7, 7)}
     goal = {"C": (6, 5), "L": (5, 5), "P": (7, 7)}  # C and L swap: one must step aside first
     for _ in range(3):

@@ -20,7 +20,10 @@ from playpen.games.clean_up import rules
 
 PLAN = "Let's copy my board:"
 _QUOTED = re.compile(r'^"(.*)"\s*$', re.MULTILINE)
-_FILLER = r"(?:\s|'|\"|:|=|-|>|\bis\b|\bat\b|\bto\b|\bon\b|\bin\b|\bnow\b|\bcell\b|\bposition\b)*"
+# Words that may stand between an object and its cell: "C is now at (3, 1)", "L should go to (7, 3)".
+_LINKS = ("is", "at", "to", "on", "in", "now", "cell", "position", "currently", "located", "placed", "stands",
+          "sits", "moved", "move", "goes", "go", "should", "will", "be", "into")
+_FILLER = r"(?:\s|'|\"|:|=|-|>|" + "|".join(rf"\b{w}\b" for w in _LINKS) + ")*"
 _PLACED = re.compile(r"(?<![A-Za-z])'?([A-Z])'?(?![A-Za-z'])" + _FILLER + r"\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 
 
