@@ -439,6 +439,19 @@ def test_recorded_2026_episodes_replay_with_the_same_scores(recorded, model):
     assert report["agreement"] == {GAME: [18, 18]}, [r for r in report["episodes"] if not r["ok"]]
 
 
+@pytest.mark.parametrize("model", MODELS)
+def test_replayed_scores_reproduce_the_official_clean_up_entry(recorded, model):
+    import csv
+
+    rows = list(csv.reader((recorded / "results.csv").open(encoding="utf-8")))
+    header, official = rows[0], next(r for r in rows if r[0] == model)
+    played_column = header.index(f"{GAME}, % Played")
+    ours = [row["ours"] for row in replay_dir(recorded / model, games=[GAME])["episodes"]]
+    scores = [row["Main Score"] for row in ours if not row["Aborted"]]
+    assert round(100 * len(scores) / len(ours), 2) == float(official[played_column])
+    assert round(sum(scores) / len(scores), 2) == float(official[played_column + 1])
+
+
 def test_recorded_2026_episodes_agree_on_every_count_and_sub_score(recorded):
     from playpen.engine.results import finish_episode
     from playpen.engine.session import EpisodeSession, EpisodeTask, play_sync
