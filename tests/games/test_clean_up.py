@@ -398,6 +398,16 @@ def test_expert_reads_cells_from_messages_and_breaks_cycles():
     assert expert.next_move(BACKGROUND, board, goal) == rules.Move("C", 6, 5)
 
 
+def test_expert_talks_instead_of_repeating_a_move_the_game_refused():
+    board = rules.render(BACKGROUND, OBJECTS)
+    chat = [{"role": "user", "content": f"Your room:\n{board}\nThe other player begins with this message:\n"
+                                        '"Let\'s copy my board: C at (5, 5), L at (6, 5), P at (7, 5)."'},
+            {"role": "assistant", "content": "MOVE: C, (5, 5)"}]
+    assert expert.respond(chat[:1]) == "MOVE: C, (5, 5)"
+    refused = chat + [{"role": "user", "content": "Penalty: (5, 5) is not free, it holds '│'.\nTry again."}]
+    assert expert.respond(refused).startswith("SAY: ")
+
+
 def test_expert_follows_a_partner_that_names_its_cells_its_own_way():
     case = first("1_medium_5obj_en")
     one = rules.as_objects(case["instance"]["objects_1"])

@@ -110,7 +110,9 @@ def respond(messages: list[dict]) -> str:
         if partner_done:
             return f"SAY: {rules.TERMINATE_ANSWER}"
         return "SAY: Good, go on. I am not moving anything; tell me when all your objects are in place."
-    move = None if _last_move_failed(messages) else next_move(background, board, goal)
+    if _last_move_failed(messages):  # my board was misread somehow: talk this turn instead of moving blindly
+        return "SAY: Sorry, one of my moves did not work; I will try again."
+    move = next_move(background, board, goal)
     if move is not None:
         return f"MOVE: {move.obj}, ({move.x}, {move.y})"
     if partner_done and all(board.get(o) == c for o, c in goal.items()):
