@@ -97,5 +97,8 @@ def test_recorded_episodes_replay_with_the_same_scores(parity_dir):
     disagreements = [(r["path"], r.get("divergence") or r.get("error") or (r["ours"], r["recorded"]))
                      for r in report["episodes"] if not r["ok"]]
     assert not disagreements
+    from playpen.games.common import VERSION_2_0, game_version
+
     for game in GAMES:
-        assert game in report["agreement"], f"no recorded episode of {game} was replayed"
+        if game_version(select_games(game)[0]) == VERSION_2_0:  # clean_up is 2026 only: no 2.0 recordings
+            assert game in report["agreement"], f"no recorded episode of {game} was replayed"
