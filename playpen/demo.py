@@ -2,13 +2,14 @@
 
 It runs the quickstart's commands (see `steps()` and the README) in its folder, demo-output/, each printed
 as a user types it and run through the library function that command calls: create a tiny model, evaluate
-it, SFT, GRPO, evaluate again, report.
+it, SFT, evaluate, GRPO, evaluate again, report.
 
-The games are referencegame and taboo: their answer formats are short, so a model of 0.3M parameters learns
-them from the experts' demonstrations in a few minutes on two CPU cores. Evaluation uses the validation
-split; training uses the train split (the demonstrations) and the train instances (GRPO), so no evaluated
-instance was seen in training. Writes summary.json and demo.png (before vs after per game, and the GRPO
-reward curve).
+The games are referencegame and taboo, the model playing Player 1 (the Giver, the Describer) and the expert
+the other role, so that each evaluation measures the model's own moves. SFT on the experts' episodes teaches
+the formats; online GRPO on referencegame, the model describing grids to the expert Follower and rewarded by
+the outcome, then teaches it to describe its grids exactly enough to be understood. Evaluation uses the
+validation split, training the train split, so no evaluated instance was seen in training. Writes
+summary.json ({"before", "sft", "after"}) and demo.png (the three stages per game, and the GRPO reward curve).
 """
 
 from __future__ import annotations
@@ -39,44 +40,51 @@ class Step:
     call: Callable[[], object]
 
 
+STAGES = (("before", "tiny", "eval-before"), ("sft", "tiny-sft", "eval-sft"), ("after", "tiny-sft-grpo", "eval-after"))
+
+
 def steps() -> list[Step]:
     """The quickstart's steps; tests/test_demo.py checks that each `call` is what `playpen <argv>` calls."""
     from playpen.eval.clemscore import headline
     from playpen.eval.report import write_report
-    from playpen.eval.run import evaluate
+    from playpen.play import play, print_summary, summarize
     from playpen.tiny import create_tiny
     from playpen.trainers.runner import run_trainer
 
     sft, grpo = EXAMPLES / "sft_trainer_simple.py", EXAMPLES / "grpo_trainer.py"
     sft_settings = [f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"]
-    grpo_settings = ["games=referencegame", "max_steps=12", "num_generations=4", "instances_per_step=2",
-                     "learning_rate=1e-4"]
+    grpo_settings = ["games=referencegame", "max_steps=80", "num_generations=8", "instances_per_step=4",
+                     "learning_rate=5e-4", "reward=success", "logging_steps=5"]
 
     def settings(values: list[str]) -> list[str]:
         return [arg for value in values for arg in ("--set", value)]
 
     def evaluation(title: str, model: str, folder: str) -> Step:
         def call() -> None:
-            result = evaluate(model, suite="clem", games=GAMES, max_tokens=48, run_dir=folder)
-            print(f"{model}: clemscore {result['clemscore']}")
-        return Step(title, ["eval", model, "--suite", "clem", "-g", *GAMES, "-L", "48", "-r", folder], call)
+            results, _, _ = play(GAMES, [model, "expert"], max_tokens=48, results_dir=folder, split="validation")
+            print_summary(summarize(results))
+        return Step(title, ["play", "-g", *GAMES, "-m", model, "expert", "--split", "validation", "-L", "48",
+                            "-r", folder], call)
 
     def report() -> None:
-        print(headline(write_report(["eval-before", "eval-after"], "report")))
+        print(headline(write_report([folder for _, _, folder in STAGES], "report")))
 
+    (_, _, before), (_, _, after_sft), (_, _, after) = STAGES
     return [
         Step("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
              ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny")),
-        evaluation("Evaluate it before training (validation split)", "tiny", "eval-before"),
+        evaluation("Evaluate it before training: it plays Player 1, the expert Player 2 (validation split)",
+                   "tiny", before),
         Step("Supervised fine-tuning on the expert players' episodes (train split)",
              ["run", str(sft), "-l", "tiny", *settings(sft_settings)],
              lambda: run_trainer(sft, "tiny", settings=sft_settings)),
-        Step("A short online GRPO phase: the learner plays referencegame and learns from the outcomes",
-             ["run", str(grpo), "-l", "tiny-sft", "-L", "48", *settings(grpo_settings)],
-             lambda: run_trainer(grpo, "tiny-sft", max_tokens=48, settings=grpo_settings)),
-        evaluation("Evaluate the trained model on the same validation instances", "tiny-sft-grpo", "eval-after"),
-        Step("One report with both models side by side", ["report", "-r", "eval-before", "eval-after", "-o", "report"],
-             report),
+        evaluation("Evaluate the SFT model on the same validation instances", "tiny-sft", after_sft),
+        Step("Online GRPO: the model describes referencegame's grids to the expert, rewarded by the outcome",
+             ["run", str(grpo), "-l", "tiny-sft", "-t", "expert", "-T", "1.0", "-L", "40", *settings(grpo_settings)],
+             lambda: run_trainer(grpo, "tiny-sft", "expert", temperature=1.0, max_tokens=40, settings=grpo_settings)),
+        evaluation("Evaluate the GRPO model on the same validation instances", "tiny-sft-grpo", after),
+        Step("One report with the three stages side by side",
+             ["report", "-r", before, after_sft, after, "-o", "report"], report),
     ]
 
 
@@ -119,15 +127,15 @@ def _short(argv: list[str]) -> list[str]:
 
 
 def _summary(seconds: float) -> dict:
+    """clemscore, % Played and Quality per game of each stage (the model's results with the expert partner)."""
     from playpen.eval.clemscore import clem_table, episode_scores, summary
 
     def side(folder: str, model: str) -> dict:
-        s = summary(clem_table(episode_scores(folder)), model)
+        s = summary(clem_table(episode_scores(folder)), f"{model}--expert")
         return {"clemscore": s["clemscore"], "games": {g: {"played": v["played"], "quality": v["quality"]}
                                                        for g, v in s["games"].items()}}
 
-    return {"before": side("eval-before", "tiny"), "after": side("eval-after", "tiny-sft-grpo"),
-            "seconds": round(seconds, 1)}
+    return {**{stage: side(folder, model) for stage, model, folder in STAGES}, "seconds": round(seconds, 1)}
 
 
 def _plot(summary: dict) -> None:
@@ -137,21 +145,25 @@ def _plot(summary: dict) -> None:
     import matplotlib.pyplot as plt
 
     games = list(summary["before"]["games"])
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    stages = [stage for stage, _, _ in STAGES]
+    width = 0.8 / len(stages)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for ax, metric, label in ((axes[0], "played", "% Played"), (axes[1], "quality", "Quality")):
-        for k, (name, side) in enumerate((("before", summary["before"]), ("after", summary["after"]))):
-            values = [side["games"][g][metric] or 0 for g in games]
-            ax.bar([i + 0.4 * k for i in range(len(games))], values, 0.4, label=name)
-        ax.set_xticks([i + 0.2 for i in range(len(games))], games)
+        for k, stage in enumerate(stages):
+            values = [summary[stage]["games"][g][metric] or 0 for g in games]
+            ax.bar([i + width * k for i in range(len(games))], values, width, label=stage)
+        ax.set_xticks([i + width * (len(stages) - 1) / 2 for i in range(len(games))], games)
         ax.set_ylim(0, 100)
         ax.set_title(f"{label} per game (validation split)")
         ax.legend()
     history = json.loads(Path("models/grpo/tiny-sft/training.json").read_text())["log_history"]
     rewards = [(e["step"], e["reward"]) for e in history if "reward" in e]
     axes[2].plot([s for s, _ in rewards], [r for _, r in rewards], marker=".")
-    axes[2].set_title("GRPO: mean reward per step (8 episodes each)")
+    axes[2].set_title("GRPO on referencegame: mean reward (32 episodes a step)")
     axes[2].set_xlabel("step")
-    fig.suptitle(f"clemscore {summary['before']['clemscore']} -> {summary['after']['clemscore']}")
+    axes[2].set_ylim(0, 1)
+    fig.suptitle("clemscore " + " -> ".join(f"{summary[stage]['clemscore']}" for stage in stages)
+                 + " (before -> SFT -> GRPO; the model as Player 1, the expert as Player 2)")
     fig.tight_layout()
     fig.savefig("demo.png", dpi=110)
     plt.close(fig)
@@ -161,10 +173,12 @@ def _print_table(summary: dict) -> None:
     def cell(value) -> str:
         return "   -" if value is None else f"{value:6.1f}"
 
-    print(f"\n{'':<16}{'before':>22}{'after':>22}")
-    print(f"{'':<16}{'% played':>11}{'quality':>11}{'% played':>11}{'quality':>11}")
+    stages = [stage for stage, _, _ in STAGES]
+    print("\n" + f"{'':<16}" + "".join(f"{stage:>22}" for stage in stages))
+    print(f"{'':<16}" + f"{'% played':>11}{'quality':>11}" * len(stages))
     for game in summary["before"]["games"]:
-        b, a = summary["before"]["games"][game], summary["after"]["games"][game]
-        print(f"{game:<16}{cell(b['played']):>11}{cell(b['quality']):>11}{cell(a['played']):>11}{cell(a['quality']):>11}")
-    print(f"{'clemscore':<16}{cell(summary['before']['clemscore']):>22}{cell(summary['after']['clemscore']):>22}")
+        cells = "".join(f"{cell(summary[s]['games'][game]['played']):>11}{cell(summary[s]['games'][game]['quality']):>11}"
+                        for s in stages)
+        print(f"{game:<16}{cells}")
+    print(f"{'clemscore':<16}" + "".join(f"{cell(summary[s]['clemscore']):>22}" for s in stages))
     print(f"{summary['seconds']:.0f} seconds")

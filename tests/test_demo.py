@@ -11,22 +11,25 @@ from playpen.cli import main
 
 
 @pytest.mark.slow
-def test_demo_trains_the_tiny_model_into_playing_both_games(tmp_path, monkeypatch, capsys):
+def test_demo_trains_the_tiny_model_into_playing_and_grpo_improves_on_sft(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     main(["demo", "-o", "out"])
     out = tmp_path / "out"
     summary = json.loads((out / "summary.json").read_text())
-    before, after = summary["before"], summary["after"]
-    assert set(before["games"]) == set(after["games"]) == {"referencegame", "taboo"}
+    before, sft, after = summary["before"], summary["sft"], summary["after"]
+    assert set(before["games"]) == set(sft["games"]) == set(after["games"]) == {"referencegame", "taboo"}
     assert all(g["played"] == 0.0 for g in before["games"].values())  # random weights: no valid move
-    assert all(g["played"] >= 50.0 for g in after["games"].values())
+    assert all(g["played"] >= 50.0 for g in sft["games"].values())
+    # the point of the demo: playing (GRPO) makes the SFT model better at the game it played
+    assert after["games"]["referencegame"]["quality"] > sft["games"]["referencegame"]["quality"]
     assert after["clemscore"] > before["clemscore"]
     for name in ("demo.png", "report/results.html", "report/report.md", "models/grpo/tiny-sft/training.json"):
         assert (out / name).is_file(), name
     printed = capsys.readouterr().out
     sft_command = next(line for line in printed.splitlines() if "sft_trainer_simple.py" in line).split()
     assert sft_command[:3] == ["$", "playpen", "run"] and (out / sft_command[3]).is_file()  # pastes in out/
-    assert any(line.startswith("clemscore") for line in printed.splitlines())  # the before/after table
+    assert any(line.startswith("clemscore") for line in printed.splitlines())  # the three-stage table
+    assert "WARNING" not in printed  # the GRPO run did learn (no-learning warning)
 
 
 def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
@@ -39,6 +42,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
     import playpen.eval.clemscore
     import playpen.eval.report
     import playpen.eval.run
+    import playpen.play
     import playpen.tiny
     import playpen.trainers.runner
     from playpen.demo import steps
@@ -58,6 +62,8 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
 
     recorder(playpen.tiny, "create_tiny", Path("models/tiny"))
     recorder(playpen.eval.run, "evaluate", {"clemscore": 1.0, "val_file": "v", "run_dir": "r", "note": None})
+    stats = SimpleNamespace(episodes=0, seconds=1.0, episodes_per_second=0.0, errors=0, skipped=0, first_error=None)
+    recorder(playpen.play, "play", ([], stats, Path("results")))
     recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o"))
     recorder(playpen.eval.report, "write_report", None)
     monkeypatch.setattr(playpen.eval.clemscore, "headline", lambda table: "clemscore")

@@ -221,3 +221,23 @@ def test_a_trained_model_stops_where_its_chat_template_ends_a_turn(in_tmp_cwd):
     trained.set_gen_args(temperature=0.0, max_tokens=20)
     generation = trained.generate_batch([[{"role": "user", "content": "hello"}]])[0]
     assert generation.completion_ids == [im_end] and generation.text == ""
+
+
+@pytest.mark.slow
+def test_self_play_trains_every_role_from_the_same_episodes(tiny):
+    """all_roles: a group of 4 samples on a two-player game is 2 episodes, each giving a sample per role."""
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers.grpo import GameRollout, instance_prompts
+
+    argv = ["run", str(EXAMPLES / "grpo_trainer.py"), "-l", tiny, "-L", "8", "--set", "games=referencegame",
+            "--set", "max_steps=1", "--set", "num_generations=4", "--set", "instances_per_step=1",
+            "--set", "all_roles=true"]
+    main(argv)
+    episodes = list(Path("playpen-records/grpo/tiny").glob("run-*/step_00000/rank_0/tiny/*/*/*/interactions.json"))
+    assert len(episodes) == 2
+    _, tasks = instance_prompts(["referencegame"])
+    rollout = GameRollout(resolve_model_spec(tiny), tasks, all_roles=True)
+    task = next(iter(tasks.values()))
+    assert rollout.trained_players(task) == ["Player 1", "Player 2"]
+    with_partner = GameRollout(resolve_model_spec(tiny), tasks, all_roles=True, partner=object())
+    assert with_partner.trained_players(task) == ["Player 1"]  # a partner plays the other role

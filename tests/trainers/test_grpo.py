@@ -26,8 +26,8 @@ def grpo_trainer(tiny: str, rollout, prompts: list[str], **config):
 
     base = PlaypenTrainer(resolve_model_spec(tiny))
     model, tokenizer = base.load_learner()
-    args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, beta=0.0,
-                      temperature=1.0, seed=0, **base.device_args(), **config)
+    args = GRPOConfig(**{"output_dir": "out", "report_to": "none", "save_strategy": "no", "logging_steps": 1,
+                         "beta": 0.0, "temperature": 1.0, "seed": 0, **base.device_args(), **config})
     return GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
                        train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout)
 
@@ -236,3 +236,21 @@ def test_a_game_without_a_scorer_gives_no_reward_and_says_so():
                              "unscored", {}, [])
     with pytest.raises(PlaypenError, match="greeting has no scorer"):
         EpisodeReward()(unscored)
+
+
+def test_the_rollout_logprobs_are_what_the_trainer_computes(tiny):
+    """No mismatch between rollout and training: the log-probs the learner sampled with (temperature 0.7) equal
+    TRL's own per-token log-probs of the same tokens, which its GRPO loss uses."""
+    from playpen.backends.hf import HFModel
+    from playpen.registry import resolve_model_spec
+
+    trainer = grpo_trainer(tiny, lambda prompts, trainer: {}, ["a"], num_generations=2,
+                           per_device_train_batch_size=2, max_steps=1, temperature=0.7)
+    model = HFModel(resolve_model_spec(tiny), model=trainer.model, tokenizer=trainer.processing_class)
+    model.set_gen_args(temperature=0.7, max_tokens=12)
+    torch.manual_seed(0)
+    generation = model.generate_batch([[{"role": "user", "content": "Describe the grid, please."}]])[0]
+    ids = torch.tensor([generation.prompt_ids + generation.completion_ids])
+    n = len(generation.completion_ids)
+    trained, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, torch.ones_like(ids), n)
+    assert torch.allclose(trained[0], torch.tensor(generation.logprobs), atol=1e-4)
