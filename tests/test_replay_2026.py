@@ -27,7 +27,6 @@ NOT_YET = {
     "clean_up": "not implemented yet (36 episodes)",
     "codenames": "287 of 325 agree",
     "dond": "not implemented yet (80 episodes)",
-    "imagegame": "98 of 100 agree",
     "textmapworld_graphreasoning": "13 of 75 agree (map score)",
     "wordle": "40 of 75 agree",
 }
