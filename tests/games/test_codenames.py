@@ -9,6 +9,7 @@ import pytest
 
 from playpen.engine.session import EpisodeSession, EpisodeTask, play_sync
 from playpen.games.codenames import expert, rules
+from playpen.games.common import VERSION_2026
 from playpen.testing import benchmark_for, expert_model, instances_of, play, play_expert, play_scripted
 
 TEAM = ["apple", "banana", "cherry", "lion", "tiger", "piano", "guitar", "sun", "moon"]
@@ -256,6 +257,16 @@ def test_opponent_wins_when_its_words_are_gone():
     result = play_scripted("codenames", one_word_rounds, **game(opponent_difficulty=2))
     assert result.outcome == "failure" and result.episode_scores["Number of turns"] == 4
     assert result.episode_scores["Game ended through assassin"] == 0
+
+
+def test_2026_notices_the_opponents_win_only_after_the_next_clue():
+    # the opponent reveals 2 of its 8 words a round: its last word goes in round 4, the game still asks for a 5th clue
+    one_word_rounds = {"Cluegiver": [clue("fruit", w) for w in TEAM[:5]], "Guesser": [guess(w) for w in TEAM[:4]]}
+    result = play_scripted("codenames", one_word_rounds, version=VERSION_2026, **game(opponent_difficulty=2))
+    assert result.error is None and result.outcome == "failure" and result.main_score == 0
+    assert result.episode_scores["Number of turns"] == 5
+    assert len(result.player("Cluegiver").turns) == 5 and len(result.player("Guesser").turns) == 4
+    assert result.episode_scores["Average Cluegiver Number of Targets"] == 1
 
 
 def test_last_team_word_then_assassin_in_one_turn_still_wins():

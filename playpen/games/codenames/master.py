@@ -17,6 +17,9 @@ Differences from the original (no rule changes):
 - The clue's lemma check uses Playpen's WordNet-style noun lemmas (see rules.py), as WordNet's data is unavailable.
 - Only the flags of the 2.0 experiments are played (STRIP WORDS on, the others off).
 - Prompts are Playpen's own, read from the experiment (the 2.0 instance file has none: Playpen's are used).
+
+LM Playschool 2026 version: the opponent's win is noticed late. When the simulated opponent reveals its last word,
+the game goes on to the next round and ends (the opponent has won) only once the Cluegiver has given a valid clue.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCES
 
 from playpen.games.codenames import expert, rules
 from playpen.games.codenames.rules import ASSASSIN, CLUEGIVER, GUESSER, INNOCENT, OPPONENT, TEAM
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import VERSION_2026, ExpertPlayer, game_version, log_outcome
 
 OPPONENT_SEED = 42
 
@@ -57,6 +60,7 @@ class CodenamesGameMaster(DialogueGameMaster):
         self.feedback = {CLUEGIVER: "", GUESSER: ""}
         self.rounds = 0
         self.through_assassin = False
+        self.version = game_version(self.game_spec)
 
         self.cluegiver = ExpertPlayer(self.player_models[0], CLUEGIVER, expert.cluegiver_response)
         self.guesser = ExpertPlayer(self.player_models[1], GUESSER, expert.guesser_response)
@@ -114,6 +118,8 @@ class CodenamesGameMaster(DialogueGameMaster):
         self.log_to_self("targets", targets)
         for target in targets:
             self.log_to_self("word targeted", {"word": target, "assignment": self.board.assignment(target)})
+        if self.version == VERSION_2026 and self._check_end():
+            return  # 2026 checks the opponent's move only after the next clue (see _on_after_round)
         if self.rounds == 1:
             self.set_context_for(self.guesser, self._guesser_prompt("guesser_initial"))
         else:
@@ -134,10 +140,11 @@ class CodenamesGameMaster(DialogueGameMaster):
         self._feedback(evaluated)
         self._check_end()
 
-    def _check_end(self):
+    def _check_end(self) -> bool:
+        """End the game if the board is decided; True when it did."""
         result = self.board.result()
         if result is None:
-            return
+            return False
         outcome, self.through_assassin = result
         if outcome == "win":
             self.state.succeed()
@@ -145,6 +152,7 @@ class CodenamesGameMaster(DialogueGameMaster):
             self.state.failed()
         self.log_to_self("game end", f"{'team' if outcome == 'win' else 'opponent'} has won"
                          + (" through the assassin" if self.through_assassin else ""))
+        return True
 
     # ------------------------------------------------------------------------------------- rounds
 
@@ -162,7 +170,8 @@ class CodenamesGameMaster(DialogueGameMaster):
         for word in self._opponent_draw(hidden):
             assignment = self.board.reveal(word, by=OPPONENT)
             self.log_to_self("opponent revealed", {"word": word, "assignment": assignment})
-        self._check_end()
+        if self.version != VERSION_2026:  # 2026 notices the opponent's win after the next clue (_on_clue)
+            self._check_end()
 
     def _opponent_draw(self, hidden: list[str]) -> list[str]:
         count = min(self.opponent_reveals, len(hidden))
