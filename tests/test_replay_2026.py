@@ -27,7 +27,6 @@ NOT_YET = {
     "clean_up": "not implemented yet (36 episodes)",
     "dond": "not implemented yet (80 episodes)",
     "textmapworld_graphreasoning": "13 of 75 agree (map score)",
-    "wordle": "40 of 75 agree",
 }
 
 

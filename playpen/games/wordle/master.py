@@ -4,6 +4,9 @@ The Guesser has six rounds to find a five-letter word from colour feedback. The 
 crossword clue; the critic variant adds a Critic who agrees or disagrees with each proposal before the
 Guesser commits its final word for the round. Prompts and keywords come from the experiment, so both
 Playpen's instance files and the official clembench 2.0 files (with their own wording) can be played.
+
+LM Playschool 2026 version: a relaxed response format (see rules.parse_tagged_response): the explanation
+may run over several lines and its tag may be in any case.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from clemcore.clemgame import (
 )
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
 
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import ExpertPlayer, game_version, log_outcome
 from playpen.games.wordle import expert, rules
 
 MAX_ROUNDS = 6
@@ -45,6 +48,7 @@ class WordleGameMaster(DialogueGameMaster):
         self.clue: str = str(instance.get("target_word_clue", "")).strip()
         self.use_clue = self.game_spec.game_name in ("wordle_withclue", "wordle_withcritic")
         self.use_critic = self.game_spec.game_name == "wordle_withcritic"
+        self.version = game_version(self.game_spec)
 
         self.guesser = ExpertPlayer(self.player_models[0], "Guesser", expert.guesser_response)
         if self.use_clue:
@@ -70,7 +74,8 @@ class WordleGameMaster(DialogueGameMaster):
     def _parse_response(self, player: Player, response: str) -> tuple[str, str]:
         tag = self.words["agreement_lang"] if player is not self.guesser else self.words["guess_lang"]
         try:
-            content, explanation = rules.parse_tagged_response(response, self.words["explanation_lang"], tag)
+            content, explanation = rules.parse_tagged_response(response, self.words["explanation_lang"], tag,
+                                                                self.version)
         except rules.ResponseFormatError as e:
             raise ParseError(e.reason, response=response, key=e.key) from None
         if player is self.guesser:
