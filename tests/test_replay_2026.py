@@ -26,7 +26,6 @@ GAMES_2026 = ("adventuregame", "clean_up", "codenames", "dond", "guesswhat", "im
 NOT_YET = {
     "clean_up": "not implemented yet (36 episodes)",
     "dond": "not implemented yet (80 episodes)",
-    "textmapworld_graphreasoning": "13 of 75 agree (map score)",
 }
 
 
