@@ -269,6 +269,26 @@ def test_2026_notices_the_opponents_win_only_after_the_next_clue():
     assert result.episode_scores["Average Cluegiver Number of Targets"] == 1
 
 
+def test_2026_counts_one_turn_more_than_the_guessers_answers():
+    # **quirk** of 2026: a win after 4 rounds logs 5 turns, so 9 guesses give Efficiency 9 / 5 / 2 = 0.9
+    result = play_scripted("codenames", WINNING_SCRIPT, version=VERSION_2026, **game())
+    assert result.outcome == "success" and result.main_score == 100
+    assert result.episode_scores["Number of turns"] == 5 and result.episode_scores["Efficiency"] == 0.9
+    aborted = play_scripted("codenames", {"Cluegiver": [clue("fruit", "apple")], "Guesser": [guess("pear")]},
+                            version=VERSION_2026, **game())
+    assert aborted.outcome == "aborted" and aborted.episode_scores["Number of turns"] == 2
+
+
+def test_2026_rounds_the_request_success_ratio():
+    script = {"Cluegiver": [clue("fruit", "apple"), clue("banana", "apple")], "Guesser": [guess("chair")]}
+    ratios = {}
+    for version in (None, VERSION_2026):
+        result = play_scripted("codenames", script, version=version, **game(opponent_difficulty=0))
+        assert result.outcome == "aborted"  # the second clue is a board word
+        ratios[version] = result.episode_scores["Request Success Ratio"]
+    assert ratios == {None: 2 / 3, VERSION_2026: 0.667}
+
+
 def test_last_team_word_then_assassin_in_one_turn_still_wins():
     script = {"Cluegiver": WINNING_SCRIPT["Cluegiver"][:3] + [clue("sky", "sun", "moon", "bomb")],
               "Guesser": WINNING_SCRIPT["Guesser"][:3] + [guess("sun", "moon", "bomb")]}

@@ -20,6 +20,8 @@ Differences from the original (no rule changes):
 
 LM Playschool 2026 version: the opponent's win is noticed late. When the simulated opponent reveals its last word,
 the game goes on to the next round and ends (the opponent has won) only once the Cluegiver has given a valid clue.
+"Number of turns" (and so Efficiency) is one more than the Guesser's answers, valid or not (**quirk**: a game that
+ends after the Guesser's answer counts one round too many). Its Request Success Ratio is rounded to 3 decimals.
 """
 
 from __future__ import annotations
@@ -31,11 +33,16 @@ from string import Template
 
 from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
-from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
+from clemcore.clemgame.metrics import (
+    BENCH_SCORE,
+    METRIC_ABORTED,
+    METRIC_REQUEST_SUCCESS_RATIO,
+    METRIC_SUCCESS,
+)
 
 from playpen.games.codenames import expert, rules
 from playpen.games.codenames.rules import ASSASSIN, CLUEGIVER, GUESSER, INNOCENT, OPPONENT, TEAM
-from playpen.games.common import VERSION_2026, ExpertPlayer, game_version, log_outcome
+from playpen.games.common import VERSION_2_0, VERSION_2026, ExpertPlayer, game_version, log_outcome
 
 OPPONENT_SEED = 42
 
@@ -59,6 +66,7 @@ class CodenamesGameMaster(DialogueGameMaster):
         self.clue, self.targets = "", []
         self.feedback = {CLUEGIVER: "", GUESSER: ""}
         self.rounds = 0
+        self.guesser_answers = 0  # 2026's "Number of turns" counts these
         self.through_assassin = False
         self.version = game_version(self.game_spec)
 
@@ -93,6 +101,8 @@ class CodenamesGameMaster(DialogueGameMaster):
     # ---------------------------------------------------------------------------------- responses
 
     def _parse_response(self, player: Player, response: str):
+        if player is self.guesser:
+            self.guesser_answers += 1
         hidden, team_revealed = self.board.hidden_words(), self.board.revealed_by(TEAM)
         try:
             if player is self.cluegiver:
@@ -190,7 +200,7 @@ class CodenamesGameMaster(DialogueGameMaster):
     def _on_after_game(self):
         log_outcome(self)
         self.log_key("board end status", self.board.status())
-        self.log_key("Number of turns", self.rounds)
+        self.log_key("Number of turns", self.guesser_answers + 1 if self.version == VERSION_2026 else self.rounds)
         self.log_key("Game ended through assassin", int(self.through_assassin))
         self.log_key("Cluegiver engaged flags", self.engaged[CLUEGIVER])
         self.log_key("Guesser engaged flags", self.engaged[GUESSER])
@@ -198,6 +208,10 @@ class CodenamesGameMaster(DialogueGameMaster):
 
 class CodenamesScorer(GameScorer):
     """Main Score 100 for a win, 0 for a loss, NaN when aborted; precision/recall of targets and guesses."""
+
+    def __init__(self, game_name: str, experiment: dict, game_instance: dict, version: str = VERSION_2_0):
+        super().__init__(game_name, experiment, game_instance)
+        self.version = version
 
     def compute_round_score(self, round_idx, round_events) -> None:
         for name, value in rules.round_scores(round_events).items():
@@ -223,6 +237,9 @@ class CodenamesScorer(GameScorer):
         else:
             main_score = 100 if interactions[METRIC_SUCCESS] else 0
         self.log_episode_score(BENCH_SCORE, main_score)
+        if self.version == VERSION_2026:  # 2026 rounds clemcore's ratio (logged before this method runs)
+            episode = self.scores["episode scores"]
+            episode[METRIC_REQUEST_SUCCESS_RATIO] = rules.rounded(episode.get(METRIC_REQUEST_SUCCESS_RATIO))
 
 
 class CodenamesBenchmark(GameBenchmark):
@@ -233,4 +250,4 @@ class CodenamesBenchmark(GameBenchmark):
         return CodenamesGameMaster(self.game_spec, experiment, player_models)
 
     def create_game_scorer(self, experiment: dict, game_instance: dict) -> CodenamesScorer:
-        return CodenamesScorer(self.game_name, experiment, game_instance)
+        return CodenamesScorer(self.game_name, experiment, game_instance, game_version(self.game_spec))
