@@ -124,6 +124,16 @@ def test_six_wrong_guesses_lose_with_score_zero():
     assert result.episode_scores["total guess repetitions"] == 5
 
 
+def test_2026_logs_guess_repetitions_as_one_score():
+    experiment, instance = instances_of("wordle", version=VERSION_2026)[0]
+    setup = {"experiment": experiment, "instance": dict(instance, target_word="place")}
+    result = play_scripted("wordle", [answer("crane")] * 6, version=VERSION_2026, **setup)
+    assert result.outcome == "failure" and result.episode_scores["Guess Repetitions"] == 5
+    assert "total guess repetitions" not in result.episode_scores and "repeats guess" not in result.episode_scores
+    aborted = play_scripted("wordle", ["no format"], version=VERSION_2026, **setup)
+    assert aborted.outcome == "aborted" and math.isnan(aborted.episode_scores["Guess Repetitions"])
+
+
 def test_unknown_words_are_reprompted_five_times_then_abort():
     five_unknown = [answer("zzzzq")] * 5
     kept = play_scripted("wordle", five_unknown + [answer("place")], **first("wordle", "place"))

@@ -6,7 +6,8 @@ Guesser commits its final word for the round. Prompts and keywords come from the
 Playpen's instance files and the official clembench 2.0 files (with their own wording) can be played.
 
 LM Playschool 2026 version: a relaxed response format (see rules.parse_tagged_response): the explanation
-may run over several lines and its tag may be in any case.
+may run over several lines and its tag may be in any case. The repeated guesses are logged as one score,
+"Guess Repetitions" (2.0: "repeats guess" and "total guess repetitions").
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from clemcore.clemgame import (
 )
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
 
-from playpen.games.common import ExpertPlayer, game_version, log_outcome
+from playpen.games.common import VERSION_2_0, VERSION_2026, ExpertPlayer, game_version, log_outcome
 from playpen.games.wordle import expert, rules
 
 MAX_ROUNDS = 6
@@ -194,6 +195,10 @@ class WordleGameMaster(DialogueGameMaster):
 class WordleScorer(GameScorer):
     """Main Score from the round of the winning guess; closeness and strategy per round."""
 
+    def __init__(self, game_name: str, experiment: dict, game_instance: dict, version: str = VERSION_2_0):
+        super().__init__(game_name, experiment, game_instance)
+        self.version = version
+
     def compute_round_score(self, round_idx, round_events) -> None:
         pass  # per-round scores need the previous round, so compute_episode_scores logs them
 
@@ -218,8 +223,11 @@ class WordleScorer(GameScorer):
             repeats = len(guesses) - len(set(guesses))
             score = rules.main_score(self.game_name, len(guesses)) if interactions[METRIC_SUCCESS] else 0
         self.log_episode_score(BENCH_SCORE, score)
-        self.log_episode_score("repeats guess", repeats if math.isnan(repeats) else int(repeats > 0))
-        self.log_episode_score("total guess repetitions", repeats)
+        if self.version == VERSION_2026:
+            self.log_episode_score("Guess Repetitions", repeats)
+        else:
+            self.log_episode_score("repeats guess", repeats if math.isnan(repeats) else int(repeats > 0))
+            self.log_episode_score("total guess repetitions", repeats)
         if "proposals" in interactions:
             self._score_critic_influence(interactions)
 
@@ -247,4 +255,4 @@ class WordleBenchmark(GameBenchmark):
         return WordleGameMaster(self.game_spec, experiment, player_models)
 
     def create_game_scorer(self, experiment: dict, game_instance: dict) -> WordleScorer:
-        return WordleScorer(self.game_name, experiment, game_instance)
+        return WordleScorer(self.game_name, experiment, game_instance, game_version(self.game_spec))
