@@ -24,10 +24,6 @@ GAMES_2026 = ("adventuregame", "clean_up", "codenames", "dond", "guesswhat", "im
 
 # Games whose 2026 rules are still being implemented: episodes agreeing / recorded, measured 2026-11-23.
 NOT_YET = {
-    "codenames": "287 of 325 agree",
-    "imagegame": "98 of 100 agree",
-    "textmapworld_graphreasoning": "13 of 75 agree (map score)",
-    "wordle": "40 of 75 agree",
 }
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from playpen.engine.session import EpisodeSession, EpisodeTask, play_sync
 from playpen.games.codenames import expert, rules
+from playpen.games.common import VERSION_2026
 from playpen.testing import benchmark_for, expert_model, instances_of, play, play_expert, play_scripted
 
 TEAM = ["apple", "banana", "cherry", "lion", "tiger", "piano", "guitar", "sun", "moon"]
@@ -256,6 +257,36 @@ def test_opponent_wins_when_its_words_are_gone():
     result = play_scripted("codenames", one_word_rounds, **game(opponent_difficulty=2))
     assert result.outcome == "failure" and result.episode_scores["Number of turns"] == 4
     assert result.episode_scores["Game ended through assassin"] == 0
+
+
+def test_2026_notices_the_opponents_win_only_after_the_next_clue():
+    # the opponent reveals 2 of its 8 words a round: its last word goes in round 4, the game still asks for a 5th clue
+    one_word_rounds = {"Cluegiver": [clue("fruit", w) for w in TEAM[:5]], "Guesser": [guess(w) for w in TEAM[:4]]}
+    result = play_scripted("codenames", one_word_rounds, version=VERSION_2026, **game(opponent_difficulty=2))
+    assert result.error is None and result.outcome == "failure" and result.main_score == 0
+    assert result.episode_scores["Number of turns"] == 5
+    assert len(result.player("Cluegiver").turns) == 5 and len(result.player("Guesser").turns) == 4
+    assert result.episode_scores["Average Cluegiver Number of Targets"] == 1
+
+
+def test_2026_counts_one_turn_more_than_the_guessers_answers():
+    # **quirk** of 2026: a win after 4 rounds logs 5 turns, so 9 guesses give Efficiency 9 / 5 / 2 = 0.9
+    result = play_scripted("codenames", WINNING_SCRIPT, version=VERSION_2026, **game())
+    assert result.outcome == "success" and result.main_score == 100
+    assert result.episode_scores["Number of turns"] == 5 and result.episode_scores["Efficiency"] == 0.9
+    aborted = play_scripted("codenames", {"Cluegiver": [clue("fruit", "apple")], "Guesser": [guess("pear")]},
+                            version=VERSION_2026, **game())
+    assert aborted.outcome == "aborted" and aborted.episode_scores["Number of turns"] == 2
+
+
+def test_2026_rounds_the_request_success_ratio():
+    script = {"Cluegiver": [clue("fruit", "apple"), clue("banana", "apple")], "Guesser": [guess("chair")]}
+    ratios = {}
+    for version in (None, VERSION_2026):
+        result = play_scripted("codenames", script, version=version, **game(opponent_difficulty=0))
+        assert result.outcome == "aborted"  # the second clue is a board word
+        ratios[version] = result.episode_scores["Request Success Ratio"]
+    assert ratios == {None: 2 / 3, VERSION_2026: 0.667}
 
 
 def test_last_team_word_then_assassin_in_one_turn_still_wins():

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from playpen.games.common import VERSION_2_0, VERSION_2026
 from playpen.games.imagegame import expert, rules
 from playpen.games.imagegame.rules import EMPTY
 from playpen.testing import instances_of, play, play_expert, play_scripted
@@ -24,9 +25,9 @@ def episode(target: str = TARGET) -> dict:
     return {"experiment": experiment, "instance": dict(instance, target_grid=target)}
 
 
-def scripted(commands: list[str], grids: list[str], target: str = TARGET):
+def scripted(commands: list[str], grids: list[str], target: str = TARGET, version: str = VERSION_2_0):
     return play_scripted("imagegame", {"Instruction Giver": commands, "Instruction Follower": grids},
-                         **episode(target))
+                         version=version, **episode(target))
 
 
 # --------------------------------------------------------------------------------------------- rules
@@ -154,6 +155,15 @@ def test_game_ends_normally_after_25_rounds_without_asking_for_done():
     result = scripted(commands, grids)  # a 26th giver request would raise IndexError (recorded as error)
     assert result.error is None and result.outcome == "success"
     assert len(result.player("Instruction Giver").turns) == 25
+
+
+@pytest.mark.parametrize("version,limit", [(VERSION_2_0, 25), (VERSION_2026, 50)])
+def test_round_limit_per_version(version, limit):
+    assert rules.max_rounds(5, version) == limit
+    near_miss = grid(".....", ".....", ".....", ".....", "BBBBB")  # never a success, never DONE
+    result = scripted([f"Command: step {i}" for i in range(limit)], [near_miss] * limit, version=version)
+    assert result.error is None and result.outcome == "failure"
+    assert len(result.player("Instruction Giver").turns) == limit
 
 
 def test_an_unscorable_grid_keeps_the_previous_scores():

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from playpen.games.common import VERSION_2026
 from playpen.games.textmapworld import expert, instancegenerator, rules
 from playpen.testing import instances_of, play, play_expert, play_scripted
 
@@ -232,6 +233,16 @@ def test_graphreasoning_counts_the_last_move_again_on_done():
     assert result.episode_scores["moves"] == 2 and result.episode_scores["efficiency"] == 50
     assert result.main_score == pytest.approx(rules.harmonic_mean(50, 50))
     assert result.episode_scores["graph_similarity"] == 100  # the map reported with DONE is the true one
+
+
+def test_graphreasoning_2026_done_is_neither_a_move_nor_a_scored_map():
+    game = "textmapworld_graphreasoning"
+    script = [graph_answer("GO: south", ["Pantry"]), graph_answer("DONE", **FULL_MAP)]
+    result = play_scripted(game, script, version=VERSION_2026, **house(game))
+    assert result.episode_scores["moves"] == 1 and result.episode_scores["efficiency"] == 100
+    assert result.main_score == pytest.approx(rules.harmonic_mean(100, 50))
+    # the map sent with the move (one room of four, no edges) is the last one scored
+    assert result.episode_scores["graph_similarity"] == pytest.approx(rules.graph_similarity(3 + 3))
 
 
 def test_graphreasoning_refuses_a_capitalised_direction_like_a_wall():

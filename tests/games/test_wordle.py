@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from playpen.games.common import VERSION_2026
 from playpen.games.wordle import expert, rules
 from playpen.testing import instances_of, play, play_expert, play_scripted
 
@@ -59,6 +60,36 @@ def test_malformed_responses_are_rejected(response, key):
     assert e.value.key == key
 
 
+@pytest.mark.parametrize("response,expected", [
+    ("explanation: x\n\nguess: stare", ("stare", "x")),  # a blank line between the two
+    ("Explanation: x\ny\nz\nguess: Crane\n", ("crane", "x")),  # any case, several lines
+    ("explanation: my guess: slate\nguess: crane", ("crane", "my guess: slate")),  # only after the first line
+])
+def test_2026_relaxes_the_response_format(response, expected):
+    assert rules.parse_tagged_response(response, "explanation:", "guess:", VERSION_2026) == expected
+    with pytest.raises(rules.ResponseFormatError):  # each of these broke the 2.0 format
+        rules.parse_tagged_response(response, "explanation:", "guess:")
+
+
+@pytest.mark.parametrize("response,key", [
+    (" explanation: x\nguess: crane", "INVALID_START_WORD"),  # still at position 0
+    ("explanation: x", "MORE_THAN_ONE_GUESS"),
+    ("explanation: x\nguess: crane\nguess: slate", "MORE_THAN_ONE_GUESS"),
+])
+def test_2026_still_rejects(response, key):
+    with pytest.raises(rules.ResponseFormatError) as e:
+        rules.parse_tagged_response(response, "explanation:", "guess:", VERSION_2026)
+    assert e.value.key == key
+
+
+def test_2026_game_plays_a_multi_line_explanation():
+    experiment, instance = instances_of("wordle", version=VERSION_2026)[0]
+    target = instance["target_word"].strip().lower()
+    result = play_scripted("wordle", [f"explanation: a guess\nover two lines\n\nguess: {target}"],
+                           version=VERSION_2026, experiment=experiment, instance=instance)
+    assert result.outcome == "success" and result.main_score == 100
+
+
 def test_guess_tag_is_case_insensitive_and_guess_lowercased():
     assert rules.parse_tagged_response("explanation: x\nGUESS:  Crane \n", "explanation:", "guess:") == ("crane", "x")
 
@@ -91,6 +122,16 @@ def test_six_wrong_guesses_lose_with_score_zero():
     assert result.outcome == "failure"
     assert result.episode_scores["Lose"] == 1 and result.main_score == 0
     assert result.episode_scores["total guess repetitions"] == 5
+
+
+def test_2026_logs_guess_repetitions_as_one_score():
+    experiment, instance = instances_of("wordle", version=VERSION_2026)[0]
+    setup = {"experiment": experiment, "instance": dict(instance, target_word="place")}
+    result = play_scripted("wordle", [answer("crane")] * 6, version=VERSION_2026, **setup)
+    assert result.outcome == "failure" and result.episode_scores["Guess Repetitions"] == 5
+    assert "total guess repetitions" not in result.episode_scores and "repeats guess" not in result.episode_scores
+    aborted = play_scripted("wordle", ["no format"], version=VERSION_2026, **setup)
+    assert aborted.outcome == "aborted" and math.isnan(aborted.episode_scores["Guess Repetitions"])
 
 
 def test_unknown_words_are_reprompted_five_times_then_abort():

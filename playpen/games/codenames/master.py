@@ -17,6 +17,11 @@ Differences from the original (no rule changes):
 - The clue's lemma check uses Playpen's WordNet-style noun lemmas (see rules.py), as WordNet's data is unavailable.
 - Only the flags of the 2.0 experiments are played (STRIP WORDS on, the others off).
 - Prompts are Playpen's own, read from the experiment (the 2.0 instance file has none: Playpen's are used).
+
+LM Playschool 2026 version: the opponent's win is noticed late. When the simulated opponent reveals its last word,
+the game goes on to the next round and ends (the opponent has won) only once the Cluegiver has given a valid clue.
+"Number of turns" (and so Efficiency) is one more than the Guesser's answers, valid or not (**quirk**: a game that
+ends after the Guesser's answer counts one round too many). Its Request Success Ratio is rounded to 3 decimals.
 """
 
 from __future__ import annotations
@@ -28,11 +33,16 @@ from string import Template
 
 from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
-from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
+from clemcore.clemgame.metrics import (
+    BENCH_SCORE,
+    METRIC_ABORTED,
+    METRIC_REQUEST_SUCCESS_RATIO,
+    METRIC_SUCCESS,
+)
 
 from playpen.games.codenames import expert, rules
 from playpen.games.codenames.rules import ASSASSIN, CLUEGIVER, GUESSER, INNOCENT, OPPONENT, TEAM
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import VERSION_2_0, VERSION_2026, ExpertPlayer, game_version, log_outcome
 
 OPPONENT_SEED = 42
 
@@ -56,7 +66,9 @@ class CodenamesGameMaster(DialogueGameMaster):
         self.clue, self.targets = "", []
         self.feedback = {CLUEGIVER: "", GUESSER: ""}
         self.rounds = 0
+        self.guesser_answers = 0  # 2026's "Number of turns" counts these
         self.through_assassin = False
+        self.version = game_version(self.game_spec)
 
         self.cluegiver = ExpertPlayer(self.player_models[0], CLUEGIVER, expert.cluegiver_response)
         self.guesser = ExpertPlayer(self.player_models[1], GUESSER, expert.guesser_response)
@@ -89,6 +101,8 @@ class CodenamesGameMaster(DialogueGameMaster):
     # ---------------------------------------------------------------------------------- responses
 
     def _parse_response(self, player: Player, response: str):
+        if player is self.guesser:
+            self.guesser_answers += 1
         hidden, team_revealed = self.board.hidden_words(), self.board.revealed_by(TEAM)
         try:
             if player is self.cluegiver:
@@ -114,6 +128,8 @@ class CodenamesGameMaster(DialogueGameMaster):
         self.log_to_self("targets", targets)
         for target in targets:
             self.log_to_self("word targeted", {"word": target, "assignment": self.board.assignment(target)})
+        if self.version == VERSION_2026 and self._check_end():
+            return  # 2026 checks the opponent's move only after the next clue (see _on_after_round)
         if self.rounds == 1:
             self.set_context_for(self.guesser, self._guesser_prompt("guesser_initial"))
         else:
@@ -134,10 +150,11 @@ class CodenamesGameMaster(DialogueGameMaster):
         self._feedback(evaluated)
         self._check_end()
 
-    def _check_end(self):
+    def _check_end(self) -> bool:
+        """End the game if the board is decided; True when it did."""
         result = self.board.result()
         if result is None:
-            return
+            return False
         outcome, self.through_assassin = result
         if outcome == "win":
             self.state.succeed()
@@ -145,6 +162,7 @@ class CodenamesGameMaster(DialogueGameMaster):
             self.state.failed()
         self.log_to_self("game end", f"{'team' if outcome == 'win' else 'opponent'} has won"
                          + (" through the assassin" if self.through_assassin else ""))
+        return True
 
     # ------------------------------------------------------------------------------------- rounds
 
@@ -162,7 +180,8 @@ class CodenamesGameMaster(DialogueGameMaster):
         for word in self._opponent_draw(hidden):
             assignment = self.board.reveal(word, by=OPPONENT)
             self.log_to_self("opponent revealed", {"word": word, "assignment": assignment})
-        self._check_end()
+        if self.version != VERSION_2026:  # 2026 notices the opponent's win after the next clue (_on_clue)
+            self._check_end()
 
     def _opponent_draw(self, hidden: list[str]) -> list[str]:
         count = min(self.opponent_reveals, len(hidden))
@@ -181,7 +200,7 @@ class CodenamesGameMaster(DialogueGameMaster):
     def _on_after_game(self):
         log_outcome(self)
         self.log_key("board end status", self.board.status())
-        self.log_key("Number of turns", self.rounds)
+        self.log_key("Number of turns", self.guesser_answers + 1 if self.version == VERSION_2026 else self.rounds)
         self.log_key("Game ended through assassin", int(self.through_assassin))
         self.log_key("Cluegiver engaged flags", self.engaged[CLUEGIVER])
         self.log_key("Guesser engaged flags", self.engaged[GUESSER])
@@ -189,6 +208,10 @@ class CodenamesGameMaster(DialogueGameMaster):
 
 class CodenamesScorer(GameScorer):
     """Main Score 100 for a win, 0 for a loss, NaN when aborted; precision/recall of targets and guesses."""
+
+    def __init__(self, game_name: str, experiment: dict, game_instance: dict, version: str = VERSION_2_0):
+        super().__init__(game_name, experiment, game_instance)
+        self.version = version
 
     def compute_round_score(self, round_idx, round_events) -> None:
         for name, value in rules.round_scores(round_events).items():
@@ -214,6 +237,9 @@ class CodenamesScorer(GameScorer):
         else:
             main_score = 100 if interactions[METRIC_SUCCESS] else 0
         self.log_episode_score(BENCH_SCORE, main_score)
+        if self.version == VERSION_2026:  # 2026 rounds clemcore's ratio (logged before this method runs)
+            episode = self.scores["episode scores"]
+            episode[METRIC_REQUEST_SUCCESS_RATIO] = rules.rounded(episode.get(METRIC_REQUEST_SUCCESS_RATIO))
 
 
 class CodenamesBenchmark(GameBenchmark):
@@ -224,4 +250,4 @@ class CodenamesBenchmark(GameBenchmark):
         return CodenamesGameMaster(self.game_spec, experiment, player_models)
 
     def create_game_scorer(self, experiment: dict, game_instance: dict) -> CodenamesScorer:
-        return CodenamesScorer(self.game_name, experiment, game_instance)
+        return CodenamesScorer(self.game_name, experiment, game_instance, game_version(self.game_spec))

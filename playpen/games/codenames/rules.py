@@ -288,7 +288,8 @@ def f1(precision: float, recall: float) -> float:
     return 0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
 
 
-def _rounded(value):
+def rounded(value):
+    """Scores to 3 decimals, as clembench logs them (anything not a number unchanged)."""
     return round(value, 3) if isinstance(value, (int, float)) else value
 
 
@@ -343,7 +344,7 @@ def round_scores(events: list[dict]) -> dict:
         "Guesser Team Recall": team_recall,
         "Guesser Team F1": f1(team_precision, team_recall),
     }
-    return {name: _rounded(value) for name, value in scores.items()}
+    return {name: rounded(value) for name, value in scores.items()}
 
 
 def episode_scores(rounds: list[dict], board_end: dict, sizes: dict[str, int], turns: int) -> dict:
@@ -352,16 +353,16 @@ def episode_scores(rounds: list[dict], board_end: dict, sizes: dict[str, int], t
     Efficiency is the mean number of guesses per turn over the expected two, capped at 1; negative recall is
     1 - (non-team words the team revealed) / (non-team words on the board).
     """
-    scores = {f"Average {name}": _rounded(statistics.mean(r[name] for r in rounds)) for name in TURN_METRICS
+    scores = {f"Average {name}": rounded(statistics.mean(r[name] for r in rounds)) for name in TURN_METRICS
               if rounds}
     revealed = board_end["revealed"][TEAM]
     non_team = sizes[OPPONENT] + sizes[INNOCENT] + sizes[ASSASSIN]
-    scores["Episode Recall"] = _rounded(len(revealed[TEAM]) / sizes[TEAM])
+    scores["Episode Recall"] = rounded(len(revealed[TEAM]) / sizes[TEAM])
     wrong = len(revealed[ASSASSIN]) + len(revealed[OPPONENT]) + len(revealed[INNOCENT])
-    scores["Episode Negative Recall"] = _rounded(1 - wrong / non_team) if non_team else 1
+    scores["Episode Negative Recall"] = rounded(1 - wrong / non_team) if non_team else 1
     scores["Number of turns"] = turns
     guesses_per_turn = sum(r["Guesser Number of Guesses"] for r in rounds) / turns if turns else 0
-    scores["Efficiency"] = _rounded(min(guesses_per_turn / EXPECTED_GUESSES_PER_TURN, 1))
+    scores["Efficiency"] = rounded(min(guesses_per_turn / EXPECTED_GUESSES_PER_TURN, 1))
     return scores
 
 

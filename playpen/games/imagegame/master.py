@@ -8,6 +8,8 @@ format of either role aborts the episode. The Giver never sees the Follower's gr
 F1 >= 99 is a success. Prompts, the question and the answer formats come from the instance, as in the
 2.0 instance files, so both Playpen's and the official instances play.
 
+LM Playschool 2026 version: the round limit is doubled, 2 x dimension x dimension = 50 rounds.
+
 Differences from clembench 2.0: an episode whose Giver says DONE before any command scores Main Score 0
 (lost) and averages of 0, where 2.0's scorer divided by zero and wrote no scores at all. Playpen's
 instances use its own prompts and generated grids (see instancegenerator.py).
@@ -21,7 +23,7 @@ from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED
 
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import ExpertPlayer, game_version, log_outcome
 from playpen.games.imagegame import expert, rules
 
 SUCCESS_F1 = 99
@@ -33,8 +35,8 @@ class ImageGameMaster(DialogueGameMaster):
     def _on_setup(self, **instance):
         self.target: str = instance["target_grid"]
         dimension = int(instance["grid_dimension"])
-        # **quirk**: 2.0 allows dimension^2 = 25 rounds (later versions doubled it).
-        self.max_rounds = dimension * dimension
+        self.version = game_version(self.game_spec)
+        self.max_rounds = rules.max_rounds(dimension, self.version)
         self.giver_pattern: str = instance["player_1_response_pattern"]
         self.done_pattern: str = instance["player_1_terminate_pattern"]
         self.grid_pattern: str = instance["player_2_response_pattern"]

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import re
 
+from playpen.games.common import VERSION_2026
+
 EMPTY = "▢"
 DIMENSION = 5
 # The formats of clembench 2.0 (GAMES.md section 4); official instance files carry their own copies.
 GIVER_PATTERN = "^command: [^\n]+$"  # matched case-insensitively
 DONE_PATTERN = r"^\s*command\s*:\s*done\s*$"  # matched case-insensitively
+
+
+def max_rounds(dimension: int, version: str) -> int:
+    """Rounds before the game ends normally: **quirk**: 2.0 allows dimension^2 = 25; the LM Playschool
+    2026 version doubled it (its recorded episodes run to 50)."""
+    limit = dimension * dimension
+    return 2 * limit if version == VERSION_2026 else limit
 
 
 def follower_pattern(dimension: int = DIMENSION) -> str:

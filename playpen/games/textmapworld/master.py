@@ -15,6 +15,9 @@ recorded 0 for every map), with networkx's edit distance computed without its ex
 rules.graph_edit_distance). `invalid_moves` counts moves into walls (2.0's counter never fired), and the
 round score is named `efficient_move` (2.0: `effiencient_move`). Unnamed and ambiguous graphs
 (Game_Type/Ambiguity) are not supported; no 2.0 file uses them.
+
+LM Playschool 2026 version: graphreasoning's DONE no longer logs the responder's previous step again (the 2.0
+quirk counted it as one more, never efficient, move), nor a map: the maps scored are those sent with moves.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
 
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import VERSION_2026, ExpertPlayer, game_version, log_outcome
 from playpen.games.textmapworld import expert, rules
 
 MAX_ROUNDS = 20
@@ -40,6 +43,7 @@ class TextMapWorldGameMaster(DialogueGameMaster):
     def _on_setup(self, **instance):
         settings = {**self.experiment, **instance}  # 2.0 files keep prompts in the instance, Playpen's in the experiment
         self.reports_graph = self.game_spec.game_name == GRAPH_GAME
+        self.version = game_version(self.game_spec)
         self.map = rules.RoomMap.from_instance(instance)
         self.target: str | None = instance.get("Specific_Room") if self.game_spec.game_name == TARGET_GAME else None
         self.move_pattern: str = settings["Move_Construction"]
@@ -104,7 +108,7 @@ class TextMapWorldGameMaster(DialogueGameMaster):
 
     def _stop(self, command: rules.Command):
         self.log_to_self("stop", "the navigator said DONE")
-        if self.reports_graph:
+        if self.reports_graph and self.version != VERSION_2026:  # 2026 dropped this quirk
             # quirk: 2.0 logs the responder's previous step once more on DONE (a stale, never efficient move)
             old, new = self.last_step
             if old != new:

@@ -4,6 +4,10 @@ The Guesser has six rounds to find a five-letter word from colour feedback. The 
 crossword clue; the critic variant adds a Critic who agrees or disagrees with each proposal before the
 Guesser commits its final word for the round. Prompts and keywords come from the experiment, so both
 Playpen's instance files and the official clembench 2.0 files (with their own wording) can be played.
+
+LM Playschool 2026 version: a relaxed response format (see rules.parse_tagged_response): the explanation
+may run over several lines and its tag may be in any case. The repeated guesses are logged as one score,
+"Guess Repetitions" (2.0: "repeats guess" and "total guess repetitions").
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from clemcore.clemgame import (
 )
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED, METRIC_SUCCESS
 
-from playpen.games.common import ExpertPlayer, log_outcome
+from playpen.games.common import VERSION_2_0, VERSION_2026, ExpertPlayer, game_version, log_outcome
 from playpen.games.wordle import expert, rules
 
 MAX_ROUNDS = 6
@@ -45,6 +49,7 @@ class WordleGameMaster(DialogueGameMaster):
         self.clue: str = str(instance.get("target_word_clue", "")).strip()
         self.use_clue = self.game_spec.game_name in ("wordle_withclue", "wordle_withcritic")
         self.use_critic = self.game_spec.game_name == "wordle_withcritic"
+        self.version = game_version(self.game_spec)
 
         self.guesser = ExpertPlayer(self.player_models[0], "Guesser", expert.guesser_response)
         if self.use_clue:
@@ -70,7 +75,8 @@ class WordleGameMaster(DialogueGameMaster):
     def _parse_response(self, player: Player, response: str) -> tuple[str, str]:
         tag = self.words["agreement_lang"] if player is not self.guesser else self.words["guess_lang"]
         try:
-            content, explanation = rules.parse_tagged_response(response, self.words["explanation_lang"], tag)
+            content, explanation = rules.parse_tagged_response(response, self.words["explanation_lang"], tag,
+                                                                self.version)
         except rules.ResponseFormatError as e:
             raise ParseError(e.reason, response=response, key=e.key) from None
         if player is self.guesser:
@@ -189,6 +195,10 @@ class WordleGameMaster(DialogueGameMaster):
 class WordleScorer(GameScorer):
     """Main Score from the round of the winning guess; closeness and strategy per round."""
 
+    def __init__(self, game_name: str, experiment: dict, game_instance: dict, version: str = VERSION_2_0):
+        super().__init__(game_name, experiment, game_instance)
+        self.version = version
+
     def compute_round_score(self, round_idx, round_events) -> None:
         pass  # per-round scores need the previous round, so compute_episode_scores logs them
 
@@ -213,8 +223,11 @@ class WordleScorer(GameScorer):
             repeats = len(guesses) - len(set(guesses))
             score = rules.main_score(self.game_name, len(guesses)) if interactions[METRIC_SUCCESS] else 0
         self.log_episode_score(BENCH_SCORE, score)
-        self.log_episode_score("repeats guess", repeats if math.isnan(repeats) else int(repeats > 0))
-        self.log_episode_score("total guess repetitions", repeats)
+        if self.version == VERSION_2026:
+            self.log_episode_score("Guess Repetitions", repeats)
+        else:
+            self.log_episode_score("repeats guess", repeats if math.isnan(repeats) else int(repeats > 0))
+            self.log_episode_score("total guess repetitions", repeats)
         if "proposals" in interactions:
             self._score_critic_influence(interactions)
 
@@ -242,4 +255,4 @@ class WordleBenchmark(GameBenchmark):
         return WordleGameMaster(self.game_spec, experiment, player_models)
 
     def create_game_scorer(self, experiment: dict, game_instance: dict) -> WordleScorer:
-        return WordleScorer(self.game_name, experiment, game_instance)
+        return WordleScorer(self.game_name, experiment, game_instance, game_version(self.game_spec))

@@ -10,6 +10,8 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
+from playpen.games.common import VERSION_2_0, VERSION_2026
+
 GAME_DIR = Path(__file__).resolve().parent
 WORD_LENGTH = 5
 COLOURS = ("green", "yellow", "red")
@@ -52,19 +54,28 @@ class ResponseFormatError(ValueError):
         self.key = key
 
 
-def parse_tagged_response(response: str, explanation_tag: str, content_tag: str) -> tuple[str, str]:
+def parse_tagged_response(response: str, explanation_tag: str, content_tag: str,
+                          version: str = VERSION_2_0) -> tuple[str, str]:
     """Split 'explanation: ...' + '<content_tag> ...' into (content, explanation).
 
-    The response must start with the explanation tag (position 0, case-sensitive), hold at most two lines
-    once stripped, and contain the content tag (any case) exactly once; the content is stripped and
-    lowercased.
+    2.0: the response must start with the explanation tag (position 0, case-sensitive), hold at most two
+    lines once stripped, and contain the content tag (any case) exactly once; the content is stripped and
+    lowercased. The LM Playschool 2026 version relaxed the format: the explanation tag may start the
+    response in any case, any number of lines may follow, and the content tag is looked for only after
+    the explanation tag's first line (so a 'guess:' inside that line no longer counts).
     """
-    if not response.startswith(explanation_tag):
+    relaxed = version == VERSION_2026
+    starts = response.lower().startswith(explanation_tag.lower()) if relaxed else response.startswith(explanation_tag)
+    if not starts:
         raise ResponseFormatError(f"The response must start with '{explanation_tag}'.", "INVALID_START_WORD")
     text = response.strip()
-    if len(text.split("\n")) > 2:
+    if not relaxed and len(text.split("\n")) > 2:
         raise ResponseFormatError("The response must have only the explanation and one more line.", "UNKNOWN_TAGS")
-    contents = re.findall(rf"{re.escape(content_tag)}([^\n]*)", text, flags=re.IGNORECASE)
+    searched = text
+    if relaxed:
+        first = re.search(rf"{re.escape(explanation_tag)}[^\n]*", text, flags=re.IGNORECASE)
+        searched = text[first.end():] if first else ""
+    contents = re.findall(rf"{re.escape(content_tag)}([^\n]*)", searched, flags=re.IGNORECASE)
     if len(contents) != 1:
         raise ResponseFormatError(f"The response must contain '{content_tag}' exactly once.", "MORE_THAN_ONE_GUESS")
     explanation = re.search(rf"{re.escape(explanation_tag)}([^\n]*)", text, flags=re.IGNORECASE)
