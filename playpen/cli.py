@@ -31,6 +31,8 @@ temperature = _number(float, 0.0, "0 (greedy) or more")
 
 
 GAME_HELP = "game names or clem-style selectors, e.g. wordle or \"{'benchmark':['2.0']}\""
+PARTIAL_HELP = ("go on although some episodes are incomplete (a model call failed in them): the score leaves them "
+                "out and says it is partial (default: refuse; run the same play/eval command again instead)")
 
 
 def _quiet_clemcore() -> None:
@@ -154,7 +156,8 @@ def summarize(results) -> list[dict]:
 
     by_game = defaultdict(list)
     for r in results:
-        by_game[r.task.game_name].append(r)
+        if r.outcome != "incomplete":  # not scored: a model call failed (counted in the run's last line)
+            by_game[r.task.game_name].append(r)
     rows = []
     for game, rs in by_game.items():
         played = [r for r in rs if r.outcome != "aborted"]
@@ -187,6 +190,9 @@ def cmd_play(args: argparse.Namespace) -> None:
     resumed = f", {stats.skipped} already done" if stats.skipped else ""
     print(f"{stats.episodes} episodes in {stats.seconds:.1f}s ({stats.episodes_per_second:.2f}/s{resumed}); "
           f"{stats.errors} raised. Results: {run_path}")
+    if stats.problem():
+        print(f"playpen: error: {stats.problem()}", file=sys.stderr)
+        sys.exit(1)
 
 
 # ----------------------------------------------------------------------------------- score, etc.
@@ -194,10 +200,15 @@ def cmd_play(args: argparse.Namespace) -> None:
 
 def cmd_score(args: argparse.Namespace) -> None:
     _quiet_clemcore()
+    from playpen.eval.report import incomplete_note
     from playpen.scoring import score_results
 
-    scored, failed = score_results(args.results_dir, args.game)
+    scored, failed, incomplete = score_results(args.results_dir, args.game)
     print(f"scored {scored} episodes in {args.results_dir}" + (f"; {failed} could not be scored" if failed else ""))
+    if incomplete:
+        print(f"playpen: {'warning' if args.allow_partial else 'error'}: {incomplete_note(incomplete)}",
+              file=sys.stderr)
+        sys.exit(0 if args.allow_partial else 1)
 
 
 def cmd_transcribe(args: argparse.Namespace) -> None:
@@ -261,7 +272,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
         from playpen.eval.clemscore import headline
         from playpen.eval.report import write_report
 
-        table = write_report([args.run_dir])
+        table = write_report([args.run_dir], allow_partial=args.allow_partial)
         print(headline(table))
         return
     from playpen.eval.run import evaluate
@@ -270,12 +281,18 @@ def cmd_eval(args: argparse.Namespace) -> None:
                       skip_gameplay=args.skip_gameplay, split=args.split, temperature=args.temperature,
                       max_tokens=args.max_tokens, batch_size=args.batch_size, concurrency=args.concurrency,
                       static_tasks=args.static_tasks, static_limit=args.static_limit,
-                      static_include=args.static_include)
+                      static_include=args.static_include, allow_partial=args.allow_partial)
     scores = ", ".join(f"{k} {'-' if result[k] is None else result[k]}" for k in ("clemscore", "statscore")
                        if k in result)
     print(f"{args.model}: {scores}\nwritten: {result['val_file']} and the report in {result['run_dir']}")
     if result["note"]:
         print(result["note"])
+    if result.get("partial"):
+        print(f"PARTIAL clemscore: {result['incomplete']} of {result['episodes']} episodes are incomplete; run the "
+              "same command again to play them")
+    if result["problem"]:
+        print(f"playpen: error: {result['problem']}", file=sys.stderr)
+        sys.exit(1)
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -283,7 +300,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     from playpen.eval.clemscore import headline
     from playpen.eval.report import write_report
 
-    table = write_report(args.dirs, args.out)
+    table = write_report(args.dirs, args.out, allow_partial=args.allow_partial)
     print(headline(table))
     print(f"report: {Path(args.out or args.dirs[0]) / 'results.html'} (and report.md)")
 
@@ -359,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="(re)compute scores.json for every episode in a results folder")
     p.add_argument("-r", "--results-dir", default="results")
     p.add_argument("-g", "--game", default="all", help="only this game")
+    p.add_argument("--allow-partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("transcribe", help="write transcript.html for every episode in a results folder")
@@ -397,11 +415,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--static-tasks", nargs="+", help="lm-eval tasks as TASK:METRIC[:SCALE] (default: the suite)")
     p.add_argument("--static-limit", type=positive_int, help="examples per static task (default: all)")
     p.add_argument("--static-include", help="a folder of your own lm-eval task files (e.g. local datasets)")
+    p.add_argument("--allow-partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("report", help="one table and plots for every model in one or more results folders")
     p.add_argument("dirs", nargs="+", help="results folders (e.g. playpen-eval runs of a base and a trained model)")
     p.add_argument("-o", "--out", help="where to write the report (default: the first folder)")
+    p.add_argument("--allow-partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("models", help="manage local models")
