@@ -278,3 +278,23 @@ def test_results_are_readable_as_the_umask_allows(in_tmp_cwd):
 
     mode = stat.S_IMODE(os.stat(atomic_write_json("x.json", {})).st_mode)
     assert mode == 0o666 & ~UMASK
+
+
+def test_episode_state_tells_complete_aborted_and_incomplete_apart(tmp_path):
+    from playpen.engine.results import episode_state
+
+    def episode(run: str, name: str, *files: tuple[str, dict]) -> Path:
+        folder = tmp_path / run / "model" / "game" / "exp" / name
+        folder.mkdir(parents=True)
+        for file, content in files:
+            (folder / file).write_text(json.dumps(content))
+        return folder
+
+    (tmp_path / "playpen" / "model").mkdir(parents=True)
+    (tmp_path / "playpen" / "model" / "run.json").write_text("{}")
+    scores = ("scores.json", {"episode scores": {}})
+    assert episode_state(episode("playpen", "a", scores, ("completed.json", {}))) == "complete"
+    assert episode_state(episode("playpen", "b", scores, ("error.json", {"message": "x"}))) == "aborted"
+    assert episode_state(episode("playpen", "c", ("error.json", {"incomplete": True}))) == "incomplete"
+    assert episode_state(episode("playpen", "d", scores)) == "incomplete"  # killed before completed.json
+    assert episode_state(episode("clembench", "e", scores)) == "complete"  # other tools write no completed.json
