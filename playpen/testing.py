@@ -89,6 +89,15 @@ def play_expert(game: str, instances_file: str | None = None, limit_per_experime
     return results
 
 
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on now (for servers a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def taboo_reply(messages: list[dict]) -> str:
     """A scripted taboo player for stub servers: a clue to the Describer, a guess to the Guesser (told apart
     by their instructions), so that every recorded move can be checked against it."""

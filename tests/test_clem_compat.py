@@ -53,13 +53,6 @@ def test_a_playpen_game_plays_through_clemcores_gym_env(in_tmp_cwd):
     env.close()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.mark.slow
 def test_a_playpen_game_plays_over_http_through_clemcores_openenv_server(in_tmp_cwd):
@@ -70,9 +63,10 @@ def test_a_playpen_game_plays_over_http_through_clemcores_openenv_server(in_tmp_
     from clemcore.clemgame.envs.openenv.models import ClemGameAction
 
     from playpen.games.wordle import expert
+    from playpen.testing import free_port
 
     point_clem_at_playpen(in_tmp_cwd)
-    port = _free_port()
+    port = free_port()
     log = open(in_tmp_cwd / "serve.log", "w")
     server = subprocess.Popen([CLEM, "serve", "-g", "wordle_withcritic", "-l", "player_0", "-e", "player_1=mock",
                                "--host", "127.0.0.1", "--port", str(port), "--results-dir", "records"],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -14,16 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from playpen.cli import main
 from playpen.registry import register_model
+from playpen.testing import free_port
+from tests.test_cli import run
 
 SERVE = shutil.which("transformers") or str(Path(sys.executable).parent / "transformers")
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -33,7 +28,7 @@ def served_tiny(in_tmp_cwd, tiny_model_dir):
         pytest.importorskip(module, reason="transformers serve needs fastapi and uvicorn (transformers[serving])")
     if not Path(SERVE).exists():
         pytest.skip("the `transformers` command is not installed")
-    port = _free_port()
+    port = free_port()
     log = open(in_tmp_cwd / "serve.log", "w")
     server = subprocess.Popen([SERVE, "serve", "--device", "cpu", "--host", "127.0.0.1", "--port", str(port),
                                str(tiny_model_dir)], stdout=log, stderr=subprocess.STDOUT)
@@ -59,21 +54,15 @@ def served_tiny(in_tmp_cwd, tiny_model_dir):
         log.close()
 
 
-def _run(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else 1
-    return 0
-
 
 @pytest.mark.slow
 def test_play_and_eval_through_transformers_serve(served_tiny, capsys):
     base_url, model_id = served_tiny
     register_model({"model_name": "served", "backend": "openai_compatible", "model_id": model_id,
                     "base_url": base_url, "model_config": {"max_retries": 1, "timeout": 60}})
-    assert _run(["play", "-g", "wordle", "-m", "served", "-e", "high_frequency_words_no_clue_no_critic",
-                 "-L", "8", "--concurrency", "2"]) == 0, capsys.readouterr()
+    code, out, err = run(["play", "-g", "wordle", "-m", "served", "-e", "high_frequency_words_no_clue_no_critic",
+                          "-L", "8", "--concurrency", "2"], capsys)
+    assert code == 0, out + err
     folders = [p.parent for p in Path("results/served/wordle").rglob("completed.json")]
     assert len(folders) == 10
     for folder in folders:
@@ -81,8 +70,7 @@ def test_play_and_eval_through_transformers_serve(served_tiny, capsys):
             raw = call["call"]["raw_response_obj"]
             # the real server's own answer: its model, and no more tokens than were allowed
             assert raw["model"].startswith(model_id) and raw["usage"]["completion_tokens"] <= 8
-    code = _run(["eval", "served", "--suite", "clem", "-g", "wordle", "-r", "run", "-L", "8"])
-    out = capsys.readouterr().out
+    code, out, _ = run(["eval", "served", "--suite", "clem", "-g", "wordle", "-r", "run", "-L", "8"], capsys)
     assert code == 0 and "served: clemscore 0.0" in out  # random weights break the format: nothing played
     assert json.loads(Path("run/served.val.json").read_text()) == {"clemscore": 0.0}
     assert len(list(Path("run/served/wordle").rglob("completed.json"))) == 6  # the validation split
