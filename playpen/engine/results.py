@@ -125,7 +125,8 @@ def episode_state(folder: Path) -> str:
         except PlaypenError:  # unreadable: no verdict on the episode can be trusted, so it is played again
             return INCOMPLETE
         return INCOMPLETE if isinstance(error, dict) and error.get("incomplete") else ABORTED
-    return INCOMPLETE if (folder.parents[2] / "run.json").exists() else COMPLETE
+    run_path = folder.resolve().parents[2]  # <run>/<game>/<experiment>/<episode>
+    return INCOMPLETE if (run_path / "run.json").exists() else COMPLETE
 
 
 def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> EpisodeResult:
