@@ -26,13 +26,18 @@ def every_fourth_request_fails(number: int, messages: list[dict]) -> str | None:
     return FAULTS[(number // 4) % len(FAULTS)] if number % 4 == 0 else None
 
 
-def point_key_file_at(server: StubChatServer, key: str) -> None:
-    Path("key.json").write_text(json.dumps({"openai_compatible": {"api_key": key, "base_url": server.base_url}}))
+def point_key_file_at(server: StubChatServer, key: str | None) -> None:
+    entry = {"base_url": server.base_url} | ({"api_key": key} if key else {})
+    Path("key.json").write_text(json.dumps({"openai_compatible": entry}))
 
 
-def play(log: Path) -> subprocess.Popen:
+def play(log: Path, env_key: str | None = None) -> subprocess.Popen:
+    """`playpen play` of every taboo instance with the chaos model; the key from key.json, or `env_key` from
+    the environment."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("OPENAI_API_KEY", None)
+    if env_key:
+        env["OPENAI_API_KEY"] = env_key
     with open(log, "w") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen([sys.executable, "-m", "playpen", "play", "-g", "taboo", "-m", "chaos", "-r", "results",
                                  "--concurrency", "16"], stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -67,9 +72,10 @@ def test_faults_a_kill_and_two_resumes_leave_every_episode_complete_once(in_tmp_
         assert set(chaos.seen_auth) == {f"Bearer {key}"}  # the key from key.json was what the client sent
     assert set(served) == set(FAULTS), served  # every kind of fault was served
     with StubChatServer(reply=taboo_reply) as healthy:
-        point_key_file_at(healthy, key)
-        third = play(logs[2])
+        point_key_file_at(healthy, None)  # this time the key comes from the environment
+        third = play(logs[2], env_key=key)
         assert third.wait(timeout=180) == 0, logs[2].read_text()
+        assert set(healthy.seen_auth) == {f"Bearer {key}"}
 
     spec = select_games("taboo")[0]
     expected = {(e["name"], f"instance_{i['game_id']:05d}") for e in load_instances(spec)["experiments"]
