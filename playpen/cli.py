@@ -34,6 +34,8 @@ GAME_HELP = ("game names or clem-style selectors, e.g. wordle, \"{'benchmark':['
              "\"{'game_name':'wordle','benchmark':['playschool2026']}\"")
 BENCHMARK_HELP = ("the benchmark version of the games: 2.0 (clembench 2.0, the default) or playschool2026 "
                   "(LM Playschool 2026)")
+PARTIAL_HELP = ("go on although some episodes are incomplete (a model call failed in them): the score leaves them "
+                "out and says it is partial (default: refuse; run the same play/eval command again instead)")
 
 
 def _quiet_clemcore() -> None:
@@ -118,6 +120,9 @@ def cmd_play(args: argparse.Namespace) -> None:
     resumed = f", {stats.skipped} already done" if stats.skipped else ""
     print(f"{stats.episodes} episodes in {stats.seconds:.1f}s ({stats.episodes_per_second:.2f}/s{resumed}); "
           f"{stats.errors} raised. Results: {run_path}")
+    if stats.problem():
+        print(f"playpen: error: {stats.problem()}", file=sys.stderr)
+        sys.exit(1)
 
 
 # ----------------------------------------------------------------------------------- score, etc.
@@ -126,12 +131,17 @@ def cmd_play(args: argparse.Namespace) -> None:
 def cmd_score(args: argparse.Namespace) -> None:
     _quiet_clemcore()
     from playpen.engine.results import unscored_note
+    from playpen.eval.report import incomplete_note
     from playpen.scoring import score_results
 
-    scored, failed, unscorable = score_results(args.results_dir, args.game, args.benchmark)
+    scored, failed, incomplete, unscorable = score_results(args.results_dir, args.game, args.benchmark)
     print(f"scored {scored} episodes in {args.results_dir}" + (f"; {failed} could not be scored" if failed else ""))
     for game in unscorable:
         print(unscored_note(game))
+    if incomplete:
+        print(f"playpen: {'warning' if args.allow_partial else 'error'}: {incomplete_note(incomplete)}",
+              file=sys.stderr)
+        sys.exit(0 if args.allow_partial else 1)
 
 
 def cmd_transcribe(args: argparse.Namespace) -> None:
@@ -196,7 +206,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
         from playpen.eval.clemscore import headline
         from playpen.eval.report import write_report
 
-        table = write_report([args.run_dir])
+        table = write_report([args.run_dir], allow_partial=args.allow_partial)
         print(headline(table))
         return
     from playpen.eval.run import evaluate
@@ -205,12 +215,19 @@ def cmd_eval(args: argparse.Namespace) -> None:
                       skip_gameplay=args.skip_gameplay, split=args.split, temperature=args.temperature,
                       max_tokens=args.max_tokens, batch_size=args.batch_size, concurrency=args.concurrency,
                       static_tasks=args.static_tasks, static_limit=args.static_limit,
-                      static_include=args.static_include, version=args.benchmark, instances=args.instances)
+                      static_include=args.static_include, version=args.benchmark, instances=args.instances,
+                      allow_partial=args.allow_partial)
     scores = ", ".join(f"{k} {'-' if result[k] is None else result[k]}" for k in ("clemscore", "statscore")
                        if k in result)
     print(f"{args.model}: {scores}\nwritten: {result['val_file']} and the report in {result['run_dir']}")
     if result["note"]:
         print(result["note"])
+    if result.get("partial"):
+        print(f"PARTIAL clemscore: {result['incomplete']} of {result['episodes']} episodes are incomplete; run the "
+              "same command again to play them")
+    if result["problem"]:
+        print(f"playpen: error: {result['problem']}", file=sys.stderr)
+        sys.exit(1)
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -219,7 +236,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     from playpen.eval.report import write_report
 
     folders = results_folders(args, "playpen report -r eval-before eval-after -o report")
-    table = write_report(folders, args.out)
+    table = write_report(folders, args.out, allow_partial=args.allow_partial)
     print(headline(table))
     print(f"report: {Path(args.out or folders[0]) / 'results.html'} (and report.md)")
 
@@ -313,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-g", "--game", default="all", help="only this game")
     p.add_argument("--benchmark", help="score every episode with this version of its game (default: the version "
                    "it was played with, from run.json or the layout)")
+    p.add_argument("--allow-partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("transcribe", help="write transcript.html for every episode in a results folder")
@@ -358,11 +376,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a local copy of the official validation instances (rows of game, experiment, task_id: "
                         "JSON, JSONL, CSV, Parquet, or a datasets.save_to_disk folder); default: colab-potsdam/"
                         "playpen-data from the hub or its cache, else Playpen's own validation split")
+    p.add_argument("--allow-partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("report", help="one table and plots for every model in one or more results folders")
     add_results_folders(p, "results folders (e.g. playpen-eval runs of a base and a trained model)")
     p.add_argument("-o", "--out", help="where to write the report (default: the first folder)")
+    p.add_argument("--allow-partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("models", help="manage local models")

@@ -94,7 +94,8 @@ def summarize(results) -> list[dict]:
 
     by_game = defaultdict(list)
     for r in results:
-        by_game[r.task.game_name].append(r)
+        if r.outcome != "incomplete":  # not scored: a model call failed (counted in the run's last line)
+            by_game[r.task.game_name].append(r)
     rows = []
     for game, rs in by_game.items():
         scored = [r for r in rs if r.outcome != UNSCORED]

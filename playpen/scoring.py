@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playpen.engine.results import score_interactions
+from playpen.engine.results import episode_state, score_interactions
+from playpen.engine.session import INCOMPLETE
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json, read_json
 from playpen.games.common import VERSION_2_0, VERSION_2026
@@ -63,22 +64,28 @@ def recorded_game_spec(episode_dir: Path, game: str, version: str | None, regist
 
 
 def score_results(results_dir: str | Path, game: str = "all", version: str | None = None
-                  ) -> tuple[int, int, list[str]]:
+                  ) -> tuple[int, int, int, list[str]]:
     """Write scores.json next to every interactions.json below results_dir, each episode scored by the
-    version of its game it was played with (or `version`); returns (scored, failed, the games without a
-    scorer, whose episodes are left to the game's own tools)."""
+    version of its game it was played with (or `version`); returns (scored, failed, incomplete, the games
+    without a scorer, whose episodes are left to the game's own tools). Incomplete episodes (a model call
+    failed in them) are not scored: no score of theirs may count, as the model's or as an abort, until a run
+    completes them."""
     check_version(version)
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise PlaypenError(f"results folder not found: {results_dir}")
     registered = game_versions()
     benchmarks: dict = {}
-    scored = failed = 0
+    scored = failed = incomplete = 0
     unscorable: list[str] = []
     for file in sorted(results_dir.rglob("interactions.json")):
         interactions = read_json(file, "interactions file")
         name = episode_game(file, interactions)
         if game != "all" and name != game:
+            continue
+        if episode_state(file.parent) == INCOMPLETE:
+            (file.parent / "scores.json").unlink(missing_ok=True)  # e.g. written just before the run was killed
+            incomplete += 1
             continue
         spec, played = recorded_game_spec(file.parent, name, version, registered)
         if spec is None:
@@ -95,8 +102,8 @@ def score_results(results_dir: str | Path, game: str = "all", version: str | Non
         atomic_write_json(file.parent / "scores.json", scores)
         scored += 1
         failed += "scoring_error" in scores
-    if scored + failed == 0 and not unscorable:
+    if scored + failed + incomplete == 0 and not unscorable:
         what = "episodes" if game == "all" else f"episodes of {game}"
         raise PlaypenError(f"no {what} (interactions.json) found below {results_dir}: give the folder `playpen play -r` "
                            "wrote")
-    return scored, failed, unscorable
+    return scored, failed, incomplete, unscorable

@@ -92,29 +92,82 @@ def play_expert(game: str, instances_file: str | None = None, limit_per_experime
     return results
 
 
+def free_port() -> int:
+    """A TCP port on the loopback interface that nothing listens on now (for servers a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def taboo_reply(messages: list[dict]) -> str:
+    """A scripted taboo player for stub servers: a clue to the Describer, a guess to the Guesser (told apart
+    by their instructions), so that every recorded move can be checked against it."""
+    return "CLUE: something people like" if "You know a secret word" in messages[0]["content"] else "GUESS: apple"
+
+
+FAULTS = ("500", "429", "hang", "close", "bad_json", "empty_choices", "null_content", "huge", "bad_utf8")
+
+
 class StubChatServer:
-    """A local OpenAI-compatible chat server for tests and benchmarks.
+    """A local OpenAI-compatible chat server for tests and benchmarks, which can also misbehave.
 
     It answers every POST /v1/chat/completions after `delay` seconds with `reply(messages) -> str`, can fail
     the first `fail_first` requests with `fail_status`, and counts requests and the most in flight at once.
-    Use as a context manager; `base_url` is its address.
+    `fault(number, messages) -> str | None` injects a fault into request `number` (from 1), one of FAULTS: a 500 or 429
+    status, a hang of `hang_seconds` (past the client's timeout), a connection closed without an answer, a body
+    that is no JSON, no choices, null content, a 1 MB reply, invalid UTF-8. `faults` counts those served.
+    Use as a context manager; `base_url` is its address (loopback only).
     """
 
     def __init__(self, reply: Callable[[list[dict]], str] | None = None, delay: float = 0.0,
-                 fail_first: int = 0, fail_status: int = 429, certfile: str | None = None, keyfile: str | None = None):
+                 fail_first: int = 0, fail_status: int = 429, certfile: str | None = None, keyfile: str | None = None,
+                 fault: Callable[[int, list[dict]], str | None] | None = None, hang_seconds: float = 3.0):
         import http.server
         import json
         import ssl
         import threading
         import time
+        from collections import Counter
 
         self.reply = reply or (lambda messages: "ok")
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self.seen_auth: list[str] = []
+        self.faults: Counter = Counter()
         lock = threading.Lock()
         server = self
+
+        def completion(number: int, model: str, content) -> dict:
+            return {"id": f"stub-{number}", "object": "chat.completion", "created": 0, "model": model,
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+        def faulty(kind: str, number: int, model: str) -> tuple[int, bytes] | None:
+            """The status and body of a faulty answer; None for a connection closed without one."""
+            if kind in ("500", "429"):
+                return int(kind), json.dumps({"error": {"message": "injected fault", "type": "server_error"}}).encode()
+            if kind == "hang":  # the client has given up by then; its next try is a new request
+                time.sleep(hang_seconds)
+                return 200, json.dumps(completion(number, model, "too late")).encode()
+            if kind == "close":
+                return None
+            if kind == "bad_json":
+                return 200, b'{"choices": [{"message": {"content": "CLUE'
+            if kind == "empty_choices":
+                return 200, json.dumps({**completion(number, model, "x"), "choices": []}).encode()
+            if kind == "null_content":
+                return 200, json.dumps(completion(number, model, None)).encode()
+            if kind == "huge":
+                payload = completion(number, model, "GUESS: " + "x" * 1_000_000)
+                payload["usage"]["completion_tokens"] = 250_000
+                return 200, json.dumps(payload).encode()
+            if kind == "bad_utf8":
+                return 200, json.dumps(completion(number, model, "@@")).encode().replace(b"@@", b"\xff\xfe")
+            raise ValueError(f"unknown fault {kind!r}: choose one of {', '.join(FAULTS)}")
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -130,27 +183,34 @@ class StubChatServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     server.seen_auth.append(self.headers.get("Authorization", ""))
+                kind = fault(number, body.get("messages", [])) if fault else None
                 try:
                     time.sleep(delay)
-                    if number <= fail_first:
-                        status, payload = fail_status, {"error": {"message": "try again later", "type": "rate_limit"}}
+                    if kind:
+                        with lock:
+                            server.faults[kind] += 1
+                        answer = faulty(kind, number, body.get("model", "stub"))
+                    elif number <= fail_first:
+                        answer = fail_status, json.dumps({"error": {"message": "try again later",
+                                                                    "type": "rate_limit"}}).encode()
                     else:
-                        text = server.reply(body.get("messages", []))
-                        status, payload = 200, {
-                            "id": f"stub-{number}", "object": "chat.completion", "created": 0,
-                            "model": body.get("model", "stub"),
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": text}}],
-                            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+                        answer = 200, json.dumps(completion(number, body.get("model", "stub"),
+                                                            server.reply(body.get("messages", [])))).encode()
                 finally:
                     with lock:
                         server.in_flight -= 1
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                if answer is None:
+                    self.close_connection = True
+                    return
+                status, data = answer
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up waiting (a hang): nobody to answer
+                    self.close_connection = True
 
         class Server(http.server.ThreadingHTTPServer):
             request_queue_size = 1024  # the default backlog (5) drops bursts of concurrent connections

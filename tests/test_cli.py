@@ -241,3 +241,20 @@ def test_results_folders_are_given_with_r_in_every_command_and_the_old_form_stil
     for argv in (["dataset", "conversational", "-o", "x.jsonl"], ["report"]):
         code, _, err = run(argv, capsys)
         assert code == 2 and "give the results folders with -r" in err and "Traceback" not in err
+
+
+def test_play_exits_non_zero_with_the_first_error_when_episodes_raised(in_tmp_cwd, capsys):
+    from playpen.registry import register_model
+    from playpen.testing import StubChatServer
+
+    with StubChatServer(fault=lambda n, messages: "500") as server:  # a server that is down for good
+        register_model({"model_name": "remote", "backend": "openai_compatible", "model_id": "stub",
+                        "base_url": server.base_url, "model_config": {"max_retries": 0, "timeout": 5}})
+        code, out, err = run(["play", "-g", "wordle", "-m", "remote", "-e", "high_frequency_words_no_clue_no_critic"],
+                             capsys)
+    assert code == 1 and "; 10 raised." in out
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("playpen: error: 10 of 10 episodes raised (10 incomplete: a model call failed")
+    assert "first: wordle high_frequency_words_no_clue_no_critic " in line and "InternalServerError" in line
+    assert line.endswith("/error.json") and "Traceback" not in err
+    assert not list(Path("results").rglob("scores.json"))  # nothing scored as the model's

@@ -62,7 +62,8 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
 
     recorder(playpen.tiny, "create_tiny", Path("models/tiny"))
     recorder(playpen.eval.run, "evaluate", {"clemscore": 1.0, "val_file": "v", "run_dir": "r", "note": None})
-    stats = SimpleNamespace(episodes=0, seconds=1.0, episodes_per_second=0.0, errors=0, skipped=0, first_error=None)
+    stats = SimpleNamespace(episodes=0, seconds=1.0, episodes_per_second=0.0, errors=0, skipped=0,
+                            problem=lambda: None)
     recorder(playpen.play, "play", ([], stats, Path("results")))
     recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o"))
     recorder(playpen.eval.report, "write_report", None)

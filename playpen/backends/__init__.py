@@ -118,6 +118,29 @@ class ContextTooLongError(RuntimeError):
     """A chat no longer fits the model's context window (the episode is recorded as aborted)."""
 
 
+class ModelCallError(RuntimeError):
+    """A model call failed for a reason outside the model: the server or network failed after the client's
+    retries, or the reply was malformed. Not the model's move, so the episode is left incomplete (played
+    again on the next run) rather than recorded as the model's abort."""
+
+
+# HTTP statuses that reject the request itself (e.g. a chat longer than the server's context): the same request
+# fails again on every retry, so such an error ends the episode as the model's (as a too long context does)
+REQUEST_REJECTED = {400, 413, 422}
+
+
+def is_model_call_failure(error: BaseException) -> bool:
+    """Whether an exception raised by a remote model call is an infrastructure failure (see ModelCallError)
+    rather than a verdict on the request (a too long context, a rejected request)."""
+    from clemcore.backends.utils import ContextExceededError
+
+    if isinstance(error, ModelCallError):
+        return True
+    if isinstance(error, (ContextTooLongError, ContextExceededError)):
+        return False
+    return getattr(error, "status_code", None) not in REQUEST_REJECTED
+
+
 _SECRET_KEY = re.compile(r"key|token|secret|password", re.IGNORECASE)
 _SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|Bearer\s+\S+)")
 _known_secrets: set[str] = set()

@@ -7,8 +7,11 @@ Where the key and address come from, first found wins:
 - the environment: OPENAI_API_KEY and OPENAI_BASE_URL.
 TLS certificates are verified (unlike clemcore's openai_compatible backend). Failed requests are retried
 with exponential backoff on 408/409/429/5xx, connection errors and timeouts (the openai client's own
-retry logic, `max_retries` in model_config, default 5); a request that still fails raises, which ends only
-the episode that needed it.
+retry logic, `max_retries` in model_config, default 5; `timeout` in seconds, default 120); a request that
+still fails raises, which ends only the episode that needed it: the engine retries that episode and
+otherwise leaves it incomplete, to be played on the next run (see playpen.engine). A reply without an answer
+of the model's own (not JSON, no choices, no content, more text than max_tokens allows) raises
+ModelCallError the same way, so that a server fault is never scored as the model's move.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 from clemcore.backends import Model, ModelSpec
 
-from playpen.backends import Generation, model_config, register_secret
+from playpen.backends import Generation, ModelCallError, model_config, register_secret
 from playpen.errors import PlaypenError
 from playpen.files import read_json
 
@@ -67,6 +70,8 @@ class OpenAICompatibleModel(Model):
         config = model_config(spec)
         self.max_retries = int(config.get("max_retries", 5))
         self.timeout = float(config.get("timeout", 120))
+        # a reply longer than this many characters per allowed token cannot be the model's (see _reply_text)
+        self.max_reply_chars_per_token = int(config.get("max_reply_chars_per_token", 64))
         self.extra_body = dict(config.get("extra_body", {}))
         self.model_id = getattr(spec, "model_id", None) or getattr(spec, "huggingface_id", None) or spec.model_name
         self._clients: dict[int, Any] = {}  # one client per event loop: httpx pools are bound to their loop
@@ -94,9 +99,39 @@ class OpenAICompatibleModel(Model):
         # client.post rather than chat.completions.create: the same request, retries and auth, without the
         # SDK re-validating every message of the (long) chat on each call, which made it CPU-bound.
         response = await self._client().post("/chat/completions", body=request, cast_to=httpx.Response)
-        raw = response.json()
-        text = raw["choices"][0]["message"].get("content") or ""
-        return Generation(text, prompt=request, raw=raw)
+        try:
+            raw = response.json()
+        except ValueError as e:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+            raise ModelCallError(f"{self.model_spec.model_name}: the server's reply is no JSON chat completion "
+                                 f"({type(e).__name__}: {str(e)[:200]})") from None
+        return Generation(self._reply_text(raw), prompt=request, raw=raw)
+
+    def _reply_text(self, raw: Any) -> str:
+        """The answer's text; ModelCallError for a reply that carries no answer of the model's own (the episode
+        is then left incomplete instead of scoring a server fault as the model's move)."""
+        def malformed(why: str) -> ModelCallError:
+            return ModelCallError(f"{self.model_spec.model_name}: malformed reply from the server: {why}")
+
+        choices = raw.get("choices") if isinstance(raw, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            reported = raw.get("error") if isinstance(raw, dict) else None  # some servers answer 200 with an error
+            raise malformed("no choices" + (f" (error: {str(reported)[:200]})" if reported else ""))
+        message = choices[0].get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if content is None:
+            if choices[0].get("finish_reason") == "length":
+                return ""  # the model used every allowed token without writing an answer: its own move
+            raise malformed("the message has no content")
+        if not isinstance(content, str):
+            raise malformed(f"the content is a {type(content).__name__}, not text")
+        usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
+        tokens = usage.get("completion_tokens")
+        # a server that ignores max_tokens (or a proxy that garbles replies) can send far more than was asked for
+        if isinstance(tokens, int) and self.max_tokens and tokens > self.max_tokens:
+            raise malformed(f"{tokens} completion tokens, more than max_tokens={self.max_tokens}")
+        if self.max_tokens and len(content) > self.max_reply_chars_per_token * self.max_tokens:
+            raise malformed(f"{len(content)} characters, far more than max_tokens={self.max_tokens} tokens can hold")
+        return content
 
     async def aclose(self) -> None:
         """Close the clients (their connections are bound to the event loop they were made in)."""

@@ -149,13 +149,19 @@ def _views(interactions: dict) -> list[PlayerView]:
 
 
 def read_episodes(results_dirs: Iterable[str | Path]) -> Iterator[Episode]:
-    """Every scored episode below the folders (interactions.json with scores.json beside it)."""
+    """Every scored episode below the folders (interactions.json with scores.json beside it; incomplete ones,
+    where a model call failed, are no data: the failure was the server's, not the model's)."""
+    from playpen.engine.results import episode_state  # here: the engine imports clemcore, slow to load
+    from playpen.engine.session import INCOMPLETE
+
     for results_dir in results_dirs:
         results_dir = Path(results_dir)
         if not results_dir.is_dir():
             raise PlaypenError(f"results folder not found: {results_dir}")
         for file in sorted(results_dir.rglob("interactions.json")):
             folder = file.parent
+            if episode_state(folder) == INCOMPLETE:
+                continue
             interactions = read_json(file, "interactions file")
             scores_file = folder / "scores.json"
             scores = read_json(scores_file, "scores file").get("episode scores", {}) \

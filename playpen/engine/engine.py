@@ -8,6 +8,11 @@ awaiting an answer for its current player. Answers come from one server per mode
   requests in flight;
 - programmatic players answer at once; other clemcore models are called in worker threads.
 Episodes finish independently; a new one starts as soon as one ends, up to `concurrency` at a time.
+
+An episode whose remote model call failed (ModelCallError: the server or network, after the client's own
+retries, or a malformed reply) is no verdict on the model: it is played again from its start up to
+`retries` times, and if it still fails it is recorded as *incomplete* (error.json, no scores), which the
+next run of the same command plays again. An exception from the game itself ends the episode as aborted.
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ from dataclasses import dataclass
 
 from clemcore.backends import CustomResponseModel, Model
 
-from playpen.backends import BatchModel, Generation, redact
+from playpen.backends import BatchModel, Generation, ModelCallError, is_model_call_failure, redact
 from playpen.engine.results import ResultsWriter, finish_episode
-from playpen.engine.session import EpisodeResult, EpisodeSession, EpisodeTask, Request, drive
+from playpen.engine.session import INCOMPLETE, EpisodeResult, EpisodeSession, EpisodeTask, Request, drive
 from playpen.games.common import game_version
 from playpen.registry import load_benchmark
 
@@ -54,11 +59,16 @@ class ModelServer:
         if isinstance(model, BatchModel):
             return await self._batched(request.messages, request.previous)
         async with self.in_flight:
-            if hasattr(model, "agenerate"):
-                generation = await model.agenerate(request.messages)
-            else:
-                prompt, raw, text = await asyncio.to_thread(model.generate_response, request.messages)
-                generation = Generation(text, prompt=prompt, raw=raw)
+            try:
+                if hasattr(model, "agenerate"):
+                    generation = await model.agenerate(request.messages)
+                else:
+                    prompt, raw, text = await asyncio.to_thread(model.generate_response, request.messages)
+                    generation = Generation(text, prompt=prompt, raw=raw)
+            except Exception as e:  # told apart here, where it is known that the model call raised, not the game
+                if is_model_call_failure(e) and not isinstance(e, ModelCallError):
+                    raise ModelCallError(f"{model.name}: {type(e).__name__}: {e}") from e
+                raise
         # a server may send text that is no valid UTF-8 (JSON allows lone surrogates, e.g. "\ud800"); the
         # episode could not be written to disk with it, so such characters become "?"
         generation.text = str(generation.text).encode("utf-8", "replace").decode("utf-8")
@@ -110,13 +120,31 @@ class RunStats:
     episodes: int = 0
     skipped: int = 0  # already complete on disk (resume)
     aborted: int = 0
-    errors: int = 0
+    errors: int = 0  # episodes that raised (game errors and incomplete ones)
+    incomplete: int = 0  # of those, the ones a model call failed in (played again on the next run)
+    retried: int = 0  # episodes played again within the run after a failed model call
     requests: int = 0
     seconds: float = 0.0
+    first_error: str | None = None  # "<game> <experiment> <game_id>: <error>" of the first episode that raised
+    first_error_path: str | None = None  # its folder (with error.json), when recorded
 
     @property
     def episodes_per_second(self) -> float:
         return self.episodes / self.seconds if self.seconds else 0.0
+
+    def problem(self) -> str | None:
+        """One line on the episodes that raised (None if none did): how many, the first error and where its
+        details are, and what to do about incomplete ones."""
+        if not self.errors:
+            return None
+        line = f"{self.errors} of {self.episodes} episodes raised"
+        if self.incomplete:
+            line += (f" ({self.incomplete} incomplete: a model call failed after its retries; run the same command "
+                     "again, with the same -r folder, to play them)")
+        line += f"; first: {self.first_error}"
+        if self.first_error_path:
+            line += f"; details in {self.first_error_path}/error.json"
+        return line
 
 
 class Engine:
@@ -125,12 +153,17 @@ class Engine:
     def __init__(self, models: list[Model], *, batch_size: int = 16, concurrency: int = 32,
                  results: ResultsWriter | None = None, progress: bool = True,
                  on_episode_end: Callable[[EpisodeResult], None] | None = None,
-                 branch: int = 1, branch_player: str = "Player 1", resume: bool = True):
+                 branch: int = 1, branch_player: str = "Player 1", resume: bool = True,
+                 retries: int = 2, retry_delay: float = 1.0):
         """`branch` > 1 forks every episode at each turn of `branch_player` into `branch` - 1 extra episodes
         that answer that turn with their own sample and play on without branching (needs sampling).
         `resume`: episodes already complete in the results folder are loaded (without trajectories), not
-        played again; online training turns it off, as it needs every episode played with current weights."""
+        played again; online training turns it off, as it needs every episode played with current weights.
+        `retries`: how often an episode whose model call failed is played again within the run, after
+        `retry_delay` x attempt seconds (the server may need a moment)."""
         self.models = list(models)
+        self.retries = retries
+        self.retry_delay = retry_delay
         self.resume = resume
         self.branch = branch
         self.branch_player = branch_player
@@ -168,7 +201,7 @@ class Engine:
                 i = todo.popleft()
                 results[i] = await self._play(tasks[i])
                 bar.update(1)
-                bar.set_postfix(aborted=self.stats.aborted, refresh=False)
+                bar.set_postfix(aborted=self.stats.aborted, incomplete=self.stats.incomplete, refresh=False)
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)) or 1)))
@@ -195,6 +228,17 @@ class Engine:
         return server
 
     async def _play(self, task: EpisodeTask) -> EpisodeResult:
+        """Play an episode, again from its start while a model call fails and retries are left."""
+        for attempt in range(1, self.retries + 1):
+            result = await self._attempt(task, final=False)
+            if result is not None:
+                return result
+            self.stats.retried += 1
+            await asyncio.sleep(self.retry_delay * attempt)
+        return await self._attempt(task, final=True)
+
+    async def _attempt(self, task: EpisodeTask, final: bool) -> EpisodeResult | None:
+        """Play the episode once and record it; None (nothing recorded) if a model call failed and not `final`."""
         run_dir = self.results.run_dir if self.results else "in-memory"
         infos = Model.to_infos(task.models or self.models)
         session = EpisodeSession(self._benchmark(task), task, self.models, run_dir, infos)
@@ -215,6 +259,12 @@ class Engine:
         # the forks are recorded before the episode they came from: an episode on disk as complete has all its
         # branches, so resuming never skips an episode whose branches were lost
         forks = list(await asyncio.gather(*branches))
+        unfinished = next((f for f in forks if f.outcome == INCOMPLETE), None)
+        if error is None and unfinished is not None:  # so that it is played again, with all its branches
+            error = ModelCallError(f"its branch {unfinished.task.variant} is incomplete: {unfinished.error}")
+        if isinstance(error, ModelCallError) and not final:
+            logger.warning("episode %s: a model call failed (%s); playing it again", task.key, redact(str(error)))
+            return None
         result = self._finish(session, error)
         result.branches = forks
         return result
@@ -234,13 +284,18 @@ class Engine:
         return None
 
     def _finish(self, session: EpisodeSession, error: Exception | None = None) -> EpisodeResult:
-        if error is not None:  # recorded as an aborted episode with its error; the run goes on
+        if error is not None:  # recorded with its error (aborted, or incomplete); the run goes on
             logger.warning("episode %s raised %s: %s", session.task.key, type(error).__name__, redact(str(error)))
             session.fail(error)
             self.stats.errors += 1
         result = finish_episode(session, self.results)
         self.stats.episodes += 1
         self.stats.aborted += result.outcome == "aborted"
+        self.stats.incomplete += result.outcome == INCOMPLETE
+        if error is not None and self.stats.first_error is None:
+            game, experiment, game_id, _, _ = session.task.key
+            self.stats.first_error = f"{game} {experiment} {game_id}: {result.error}"
+            self.stats.first_error_path = result.path
         if self.on_episode_end is not None:
             self.on_episode_end(result)
         return result

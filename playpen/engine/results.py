@@ -5,11 +5,14 @@
     <results_dir>/<run_dir>/<game>/<experiment>/instance_<game_id:05d>[_r<k>]/
         instance.json  interactions.json  player_N.requests.json  scores.json  completed.json | error.json
 
-`completed.json` is written last: an episode folder without it is incomplete and is played again on
-resume. An episode that raised gets error.json and an aborted scores.json, so clemcore's `clem eval`
-counts it against % Played instead of silently dropping it. An episode of a game without a scorer (its
-GameBenchmark leaves `create_game_scorer` unimplemented, like clembench's hellogame) is recorded without
-scores.json, as `clem run` records it: scoring it is left to the game's own tools.
+`completed.json` is written last: an episode folder without it is played again on resume. An episode whose
+game raised gets error.json and an aborted scores.json, so clemcore's `clem eval` counts it against
+% Played instead of silently dropping it. An episode a model call failed in (the server, not the model:
+see playpen.engine) is *incomplete*: error.json says so ("incomplete": true) and it gets no scores.json, so
+no score counts it either way until a later run completes it (`episode_state` tells the three apart). An
+episode of a game without a scorer (its GameBenchmark leaves `create_game_scorer` unimplemented, like
+clembench's hellogame) is recorded complete without scores.json, as `clem run` records it: scoring it is
+left to the game's own tools.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from clemcore.clemgame.metrics import (
 )
 
 import playpen
-from playpen.backends import redact, scrub_secrets
-from playpen.engine.session import EpisodeResult, EpisodeSession, EpisodeTask
+from playpen.backends import ModelCallError, redact, scrub_secrets
+from playpen.engine.session import INCOMPLETE, EpisodeResult, EpisodeSession, EpisodeTask
+from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json, read_json
 from playpen.games.common import game_version
 
@@ -123,6 +127,7 @@ class ResultsWriter:
             "playpen_version": playpen.__version__, "created": _now(), "player_models": self.model_infos, "games": {}}
         run["games"][game.game_name] = {"game_path": str(game.game_path), "version": game_version(game),
                                         "started": _now()}
+        _remove_leftovers(self.run_path, run_file.name)
         atomic_write_json(run_file, run)
 
     def load(self, task: EpisodeTask) -> EpisodeResult:
@@ -134,9 +139,31 @@ class ResultsWriter:
         return EpisodeResult(task, outcome_of(scores), scores, [], path=str(path))
 
 
+COMPLETE, ABORTED = "complete", "aborted"
+
+
+def episode_state(folder: Path) -> str:
+    """COMPLETE (scored), ABORTED (its game raised; scored as aborted) or INCOMPLETE (a model call failed, or
+    the run was killed while it played or was written) for an episode folder. Folders of other tools'
+    runs (clemcore, clembench 2.0: no completed.json, no run.json of Playpen) count as complete."""
+    if (folder / "completed.json").exists():
+        return COMPLETE
+    error_file = folder / "error.json"
+    if error_file.exists():
+        try:
+            error = read_json(error_file, "error file")
+        except PlaypenError:  # unreadable: no verdict on the episode can be trusted, so it is played again
+            return INCOMPLETE
+        return INCOMPLETE if isinstance(error, dict) and error.get("incomplete") else ABORTED
+    run_path = folder.resolve().parents[2]  # <run>/<game>/<experiment>/<episode>
+    return INCOMPLETE if (run_path / "run.json").exists() else COMPLETE
+
+
 def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> EpisodeResult:
-    """Close the session's interactions, score them and (with a writer) record everything on disk."""
+    """Close the session's interactions, score them and (with a writer) record everything on disk; an
+    episode a model call failed in is recorded without scores (incomplete)."""
     task = session.task
+    incomplete = isinstance(session.error, ModelCallError)
     interactions = session.recorder.interactions if session.recorder else {
         "meta": {"game_name": task.game_name, "experiment_name": task.experiment["name"],
                  "game_id": task.instance["game_id"], "results_folder": session.run_dir}, "players": {}, "turns": [[]]}
@@ -150,8 +177,11 @@ def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> Epi
             interactions[METRIC_REQUEST_COUNT_PARSED] = session.recorder.successful_requests_counts
         interactions["meta"]["completed"] = False
         interactions["error"] = error
-    scores = score_interactions(session.benchmark, task.experiment, task.instance, interactions)
-    if scores is None:
+    scores = None if incomplete else score_interactions(session.benchmark, task.experiment, task.instance,
+                                                        interactions)
+    if incomplete:
+        result = EpisodeResult(task, INCOMPLETE, {}, session.players, error=error)
+    elif scores is None:
         result = EpisodeResult(task, UNSCORED, {}, session.players)
     else:
         result = EpisodeResult(task, outcome_of(scores["episode scores"]), scores["episode scores"], session.players,
@@ -160,6 +190,7 @@ def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> Epi
         return result
     path = writer.episode_path(task)
     experiment_file = path.parent / "experiment.json"
+    _remove_leftovers(path.parent, experiment_file.name)
     if not experiment_file.exists():
         atomic_write_json(experiment_file, {**task.experiment, "timestamp": _now(), "game_name": task.game_name,
                                             "player_models": writer.model_infos})
@@ -167,6 +198,7 @@ def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> Epi
     # it incomplete (to be played again), never new files beside old ones marked complete
     for stale in ("completed.json", "error.json", "scores.json", *(f.name for f in path.glob("*.requests.json"))):
         (path / stale).unlink(missing_ok=True)
+    _remove_leftovers(path)
     atomic_write_json(path / "instance.json", task.instance)
     atomic_write_json(path / "interactions.json", interactions)
     for player_name, calls in session.call_recorders.items():
@@ -176,12 +208,20 @@ def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> Epi
         atomic_write_json(path / "scores.json", scores)
     if session.error is not None:
         atomic_write_json(path / "error.json", {"timestamp": _now(), "error": type(session.error).__name__,
-                                                "message": redact(str(session.error)),
+                                                "message": redact(str(session.error)), "incomplete": incomplete,
                                                 "traceback": redact(_traceback(session.error))})
     else:
         atomic_write_json(path / "completed.json", {"timestamp": _now()})
     result.path = str(path)
     return result
+
+
+def _remove_leftovers(folder: Path, name: str = "") -> None:
+    """Delete the temporary files of atomic writes (of `name`, or of any file) that a killed run left in
+    `folder`: the renamed file never appeared, and the write is done again now."""
+    if folder.is_dir():
+        for leftover in folder.glob(f".{name or '*'}.*.tmp"):
+            leftover.unlink(missing_ok=True)
 
 
 def _now() -> str:

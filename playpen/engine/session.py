@@ -135,12 +135,17 @@ class Request:
     previous: list[int] | None = None  # the player's last prompt + completion ids, if this chat extends them
 
 
+INCOMPLETE = "incomplete"  # the outcome of an episode a model call failed in: not scored, played again on resume
+
+
 @dataclass
 class EpisodeResult:
     """How an episode ended, its scores, and every player's trajectory."""
 
     task: EpisodeTask
-    outcome: str  # "success", "failure", "aborted", or "unscored" (a game without a scorer)
+    # "success", "failure", "aborted", INCOMPLETE (a model call failed: no scores) or "unscored" (a game
+    # without a scorer)
+    outcome: str
     episode_scores: dict[str, Any]
     players: list[PlayerTrajectory]
     error: str | None = None

@@ -7,7 +7,10 @@ leaderboard; tests reproduce the official clembench 2.0 row to the last column):
 - macro averages over games (each wordle and textmapworld variant is its own game), rounded;
 - clemscore = round(average % Played / 100 * average Quality Score, 2).
 Playpen reads the score files itself (clemcore's loader builds its table row by row, slowly) and adds what
-`clem eval` leaves out: how many episodes crashed (error.json), per model and game.
+`clem eval` leaves out: how many episodes crashed (error.json), per model and game. Incomplete episodes (a
+model call failed in them; no scores.json) are left out of the table and counted separately: `clem eval`
+would silently drop them, so Playpen's commands refuse to publish a clemscore without them unless asked for
+a partial one (see playpen.eval.report).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from playpen.engine.results import episode_state
+from playpen.engine.session import INCOMPLETE
 from playpen.errors import PlaypenError
 from playpen.files import read_json
 
@@ -38,6 +43,8 @@ def episode_scores(*results_dirs: str | Path) -> pd.DataFrame:
         if not Path(results_dir).is_dir():
             raise PlaypenError(f"results folder not found: {results_dir}")
         for file in sorted(Path(results_dir).rglob("scores.json")):
+            if episode_state(file.parent) == INCOMPLETE:  # left out here, and counted by incomplete_episodes
+                continue
             scores = read_json(file, "scores file (`playpen score -r DIR` rewrites it)")
             episode = scores.get("episode scores", {}) if isinstance(scores, dict) else {}
             model, game, experiment, name = _path_parts(file)
@@ -50,9 +57,18 @@ def episode_scores(*results_dirs: str | Path) -> pd.DataFrame:
 
 def crashed_episodes(*results_dirs: str | Path) -> pd.DataFrame:
     """Episodes that raised instead of ending (error.json), per model and game."""
-    rows = [(*_path_parts(file)[:2],) for d in results_dirs for file in Path(d).rglob("error.json")]
+    rows = [_path_parts(file)[:2] for d in results_dirs for file in Path(d).rglob("error.json")
+            if episode_state(file.parent) != INCOMPLETE]
     counts = pd.DataFrame(rows, columns=["model", "game"]).value_counts().rename("crashed").reset_index()
     return counts
+
+
+def incomplete_episodes(*results_dirs: str | Path) -> pd.DataFrame:
+    """Episodes a model call failed in, or that a killed run left unfinished (see engine.results.episode_state),
+    per model and game: no clemscore may silently count them as not played or leave them out."""
+    rows = [_path_parts(file)[:2] for d in results_dirs for file in sorted(Path(d).rglob("instance.json"))
+            if episode_state(file.parent) == INCOMPLETE]
+    return pd.DataFrame(rows, columns=["model", "game"]).value_counts().rename("incomplete").reset_index()
 
 
 def clem_table(scores: pd.DataFrame, out_dir: str | Path | None = None, show_std: bool = True) -> pd.DataFrame:

@@ -11,7 +11,13 @@ from pathlib import Path
 import pandas as pd
 
 from playpen.errors import PlaypenError
-from playpen.eval.clemscore import clem_table, clemscore_of, crashed_episodes, episode_scores
+from playpen.eval.clemscore import (
+    clem_table,
+    clemscore_of,
+    crashed_episodes,
+    episode_scores,
+    incomplete_episodes,
+)
 
 
 def _games(table: pd.DataFrame) -> list[str]:
@@ -90,9 +96,31 @@ def _fmt(value) -> str:
     return "-" if value is None or pd.isna(value) else f"{float(value):.2f}"
 
 
-def write_report(dirs: list[str | Path], out_dir: str | Path | None = None) -> pd.DataFrame:
+RERUN = "run the same `playpen play` or `playpen eval` command again, with the same -r folder, to play them"
+
+
+def incomplete_note(count: int, where: str = "") -> str:
+    """What the user must know about `count` incomplete episodes, and how to complete them."""
+    return (f"{count} episode(s){where} are incomplete (a model call failed, or the run was stopped): no score "
+            f"counts them, as played or as not played; {RERUN}")
+
+
+def check_complete(incomplete: pd.DataFrame, allow_partial: bool, extra: int = 0) -> int:
+    """The number of incomplete episodes; refuses (PlaypenError) to go on with any unless `allow_partial`."""
+    count = int(incomplete["incomplete"].sum()) + extra if not incomplete.empty else extra
+    if count and not allow_partial:
+        where = ", ".join(f"{r.model} {r.game}: {r.incomplete}" for r in incomplete.itertuples())
+        raise PlaypenError(incomplete_note(count, f" ({where})" if where else "")
+                           + ", or pass --allow-partial for a clemscore without them, marked partial")
+    return count
+
+
+def write_report(dirs: list[str | Path], out_dir: str | Path | None = None, allow_partial: bool = False,
+                 missing: int = 0) -> pd.DataFrame:
     """Aggregate the folders, write results.csv/raw.csv/results.html/report.md and the plots into out_dir
-    (default: the only folder given); returns the clem table."""
+    (default: the only folder given); returns the clem table. With incomplete episodes in the folders (or
+    `missing` ones the caller knows were never played) it writes nothing and raises, unless `allow_partial`:
+    then the outputs say the score is partial (a note, and an `incomplete` column in results.csv)."""
     dirs = [Path(d) for d in dirs]
     for d in dirs:
         if not d.is_dir():
@@ -100,14 +128,22 @@ def write_report(dirs: list[str | Path], out_dir: str | Path | None = None) -> p
     out = Path(out_dir) if out_dir else dirs[0]
     if out.exists() and not out.is_dir():
         raise PlaypenError(f"report folder {out} is a file: give a folder with -o")
+    incomplete = pd.concat([incomplete_episodes(d) for d in dirs], ignore_index=True)
+    n_incomplete = check_complete(incomplete, allow_partial, missing)
     out.mkdir(parents=True, exist_ok=True)
     scores = load_runs(dirs)
     table = clem_table(scores, out_dir=out)
+    if n_incomplete:  # marked in the table itself, so that no copy of results.csv passes for a full score
+        per_model = incomplete.groupby("model")["incomplete"].sum() if not incomplete.empty else pd.Series(dtype=int)
+        table["-, incomplete episodes"] = [int(per_model.get(m, 0)) for m in table.index]
+        table.to_csv(out / "results.csv")
     crashed = pd.concat([crashed_episodes(d) for d in dirs], ignore_index=True) if dirs else pd.DataFrame()
     images = plot(table, out)
     n_crashed = int(crashed["crashed"].sum()) if not crashed.empty else 0
     note = (f"{n_crashed} episode(s) crashed instead of ending; they count as not played."
             if n_crashed else "No episode crashed.")
+    if n_incomplete:
+        note = f"PARTIAL SCORE: {incomplete_note(n_incomplete)}. {note}"
     markdown = "\n\n".join([
         "# Playpen report", f"Folders: {', '.join(str(d) for d in dirs)}", note,
         "clemscore = average % Played / 100 x average Quality Score (per-game cells: % Played / Quality).",

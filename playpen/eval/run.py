@@ -6,7 +6,9 @@ raw.csv, results.html and report.md (every model in the folder, side by side), s
 (statscore is null when a static benchmark's data could not be loaded, e.g. offline; static.<model>.json
 says which and why).
 `-g GAMES` re-plays only those games in an existing RUN_DIR; `--skip_gameplay` only re-scores and
-re-aggregates what is there.
+re-aggregates what is there. Running the same command again plays only the episodes still missing or
+incomplete. While any are (a model call failed in them: see playpen.engine), no clemscore is written,
+unless `allow_partial`: then val.json adds {"partial": true, "incomplete": n, "episodes": total}.
 
 The validation split is the official one where it can be had (eval/official.py: colab-potsdam/playpen-data
 from the hub or its cache, or a local copy given with `instances`), else Playpen's own; the ids played are
@@ -20,9 +22,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from playpen.engine.results import ResultsWriter
 from playpen.errors import PlaypenError
 from playpen.eval.official import ROWS_FILE, Ids, official_ids, write_rows
 from playpen.files import atomic_write_json, read_json
+
+PARTIAL_KEYS = ("partial", "incomplete", "episodes")  # in <model>.val.json only while its clemscore is partial
 
 
 def val_file(run_dir: Path, model_name: str) -> Path:
@@ -33,10 +38,12 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
              skip_gameplay: bool = False, split: str = "validation", temperature: float = 0.0,
              max_tokens: int = 300, batch_size: int = 16, concurrency: int = 32, static_tasks: list[str] | None = None,
              static_limit: int | None = None, static_include: str | None = None, progress: bool = True,
-             version: str | None = None, instances: str | None = None) -> dict:
+             version: str | None = None, instances: str | None = None, allow_partial: bool = False) -> dict:
     """Run the evaluation (the games at benchmark `version`, default 2.0; the validation instances from
     `instances`, a local copy of the official ones, else the hub, else Playpen's split); returns what was
-    written to <model>.val.json."""
+    written to <model>.val.json, the run folder, a note on the static suite and `problem`: one line on
+    episodes that raised, if any. Incomplete episodes (a model call failed) stop it before a clemscore is
+    written, unless `allow_partial` (then val.json says partial: true)."""
     from playpen.registry import resolve_model_spec
 
     if suite not in ("clem", "static", "all"):
@@ -52,18 +59,29 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
     out.mkdir(parents=True, exist_ok=True)
     values: dict = {}
     model = None
+    problem = None
     if suite in ("clem", "all"):
+        tasks: list = []
         if not skip_gameplay:
+            tasks = eval_tasks(games, split, version, official)
             model = _load(spec, temperature, max_tokens)
-            _play(model, out, eval_tasks(games, split, version, official), games, batch_size, concurrency, progress)
+            problem = _play(model, out, tasks, games, batch_size, concurrency, progress).problem()
             if official is not None:
                 write_rows(out / ROWS_FILE, official)
-        from playpen.eval.clemscore import summary
+        from playpen.eval.clemscore import incomplete_episodes, summary
         from playpen.eval.report import write_report
 
-        table = write_report([out])
+        # episodes of a played game without a folder (a run killed before it reached them) are missing too
+        episodes = ResultsWriter(out, spec.model_name, {})
+        missing = sum((episodes.run_path / t.game_name).is_dir()
+                      and not (episodes.episode_path(t) / "instance.json").exists() for t in tasks)
+        table = write_report([out], allow_partial=allow_partial, missing=missing)
         values["clemscore"] = summary(table, spec.model_name)["clemscore"]
-        merged = _merge_val_file(out, spec.model_name, values)  # kept even if the static suite fails
+        incomplete = incomplete_episodes(out)
+        incomplete = int(incomplete.loc[incomplete["model"] == spec.model_name, "incomplete"].sum()) + missing
+        total = len(tasks) or len(list(episodes.run_path.glob("*/*/*/instance.json")))
+        partial = {"partial": True, "incomplete": incomplete, "episodes": total} if incomplete else {}
+        merged = _merge_val_file(out, spec.model_name, {**values, **partial}, drop=() if partial else PARTIAL_KEYS)
     note = None
     if suite in ("static", "all"):
         from playpen.eval.statscore import parse_tasks, run_static, unavailable_note
@@ -75,7 +93,8 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
         values["statscore"] = static["statscore"]
         note = unavailable_note(static)
         merged = _merge_val_file(out, spec.model_name, values)
-    return {"run_dir": str(out), "val_file": str(val_file(out, spec.model_name)), "note": note, **merged}
+    return {"run_dir": str(out), "val_file": str(val_file(out, spec.model_name)), "note": note,
+            "problem": problem, **merged}
 
 
 def _check_request(games: list[str] | None, split: str, static_tasks: list[str] | None,
@@ -93,10 +112,12 @@ def _check_request(games: list[str] | None, split: str, static_tasks: list[str] 
         raise PlaypenError(f"--static-include {static_include}: folder not found (it should hold lm-eval task files)")
 
 
-def _merge_val_file(out: Path, model_name: str, values: dict) -> dict:
-    """Write the new values into <model>.val.json, keeping the keys already there."""
+def _merge_val_file(out: Path, model_name: str, values: dict, drop: tuple[str, ...] = ()) -> dict:
+    """Write the new values into <model>.val.json, keeping the keys already there (but those in `drop`)."""
     path = val_file(out, model_name)
     merged = {**(read_json(path, "val file") if path.exists() else {}), **values}
+    for key in drop:
+        merged.pop(key, None)
     atomic_write_json(path, merged)
     return merged
 
@@ -148,13 +169,16 @@ def eval_tasks(games: list[str] | None, split: str, version: str | None, officia
 
 
 def _play(model, out: Path, tasks: list, games: list[str] | None, batch_size: int, concurrency: int,
-          progress: bool) -> None:
+          progress: bool):
+    """Play the suite's episodes (those already complete in `out` are kept); returns the engine's RunStats."""
     from clemcore.backends import Model
 
-    from playpen.engine import Engine, ResultsWriter
+    from playpen.engine import Engine
 
     if games:  # re-play those games from scratch inside the existing folder
         for name in {task.game_name for task in tasks}:
             shutil.rmtree(out / model.name / name, ignore_errors=True)
     writer = ResultsWriter(out, model.name, Model.to_infos([model]))
-    Engine([model], batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress).run(tasks)
+    engine = Engine([model], batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress)
+    engine.run(tasks)
+    return engine.stats

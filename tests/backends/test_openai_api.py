@@ -75,3 +75,26 @@ def test_tls_certificates_are_verified(tmp_path, in_tmp_cwd):
         with pytest.raises(APIConnectionError):  # a self-signed certificate must not be trusted
             asyncio.run(stub_model(server.base_url, max_retries=0).agenerate(MESSAGES))
     assert server.requests == 0
+
+
+@pytest.mark.parametrize("fault", ["500", "429", "hang", "close"])
+def test_transient_server_faults_are_retried_by_the_client(in_tmp_cwd, fault):
+    with StubChatServer(reply=lambda m: "pong", fault=lambda n, m: fault if n == 1 else None, hang_seconds=2) as server:
+        generation = asyncio.run(stub_model(server.base_url, max_retries=1, timeout=0.5).agenerate(MESSAGES))
+        assert generation.text == "pong" and server.requests == 2 and server.faults[fault] == 1
+
+
+@pytest.mark.parametrize("fault", ["bad_json", "empty_choices", "null_content", "huge", "bad_utf8"])
+def test_a_reply_without_an_answer_of_the_model_is_a_model_call_error(in_tmp_cwd, fault):
+    from playpen.backends import ModelCallError
+
+    with StubChatServer(fault=lambda n, m: fault) as server:
+        with pytest.raises(ModelCallError, match="stub: malformed reply|stub: the server's reply is no JSON"):
+            asyncio.run(stub_model(server.base_url).agenerate(MESSAGES))
+    assert server.requests == 1  # a 200 answer is not retried by the client: the engine retries the episode
+
+
+def test_null_content_at_the_token_limit_is_the_models_empty_answer(in_tmp_cwd):
+    model = stub_model("http://127.0.0.1:9/v1")
+    raw = {"choices": [{"finish_reason": "length", "message": {"role": "assistant", "content": None}}]}
+    assert model._reply_text(raw) == ""

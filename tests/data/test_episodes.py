@@ -107,3 +107,29 @@ def test_jsonl_round_trip_through_hf_datasets(in_tmp_cwd, capsys):
     Path("broken.jsonl").write_text('{"messages": [')
     with pytest.raises(PlaypenError, match="cannot read broken.jsonl as a dataset"):
         load_playpen_data("broken.jsonl")
+
+
+def test_incomplete_episodes_are_no_data(in_tmp_cwd):
+    from clemcore.backends import Model, ModelSpec
+
+    from playpen.backends import ModelCallError
+    from playpen.data.episodes import read_episodes
+    from playpen.engine import Engine, ResultsWriter, tasks_from_instances
+    from playpen.registry import load_instances, select_games
+    from playpen.testing import expert_model
+
+    class Down(Model):  # a partner whose server never answers
+        async def agenerate(self, messages):
+            raise ModelCallError("down: 503 after the client's retries")
+
+        def generate_response(self, messages):
+            raise NotImplementedError
+
+    partner = Down(ModelSpec(model_name="down", backend="test"))
+    partner.set_gen_args(temperature=0.0, max_tokens=10)
+    models = [expert_model(), partner]
+    spec = select_games("wordle_withcritic")[0]
+    writer = ResultsWriter("results", Model.to_identifier(models), Model.to_infos(models))
+    Engine(models, results=writer, progress=False, retries=0).run(tasks_from_instances(spec, load_instances(spec))[:2])
+    assert len(list(Path("results").rglob("interactions.json"))) == 2
+    assert list(read_episodes(["results"])) == []

@@ -93,43 +93,91 @@ def test_repeats_get_their_own_episode_folders(in_tmp_cwd):
                      "instance_00002", "instance_00002_r1", "instance_00002_r2"]
 
 
-def test_an_episode_that_raises_is_aborted_and_counts_against_played(in_tmp_cwd):
+def test_an_episode_whose_game_raises_is_aborted_and_counts_against_played(in_tmp_cwd, monkeypatch):
     from clemcore.clemeval import perform_evaluation
 
-    class Crashing(Model):
-        def __init__(self):
-            super().__init__(ModelSpec(model_name="crashing", backend="test"))
-            self.set_gen_args(temperature=0.0, max_tokens=10)
-            self.calls = 0
+    from playpen.engine.session import EpisodeSession
 
-        async def agenerate(self, messages):
-            self.calls += 1
-            if self.calls == 1:
-                raise RuntimeError("the backend fell over")
-            return Generation("explanation: x\nguess: crane")
+    submit = EpisodeSession.submit
+    calls = []
 
-        def generate_response(self, messages):
-            raise NotImplementedError
+    def buggy_game(self, request, generation):  # the first answer of the run makes the game raise
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyError("a bug in the game")
+        return submit(self, request, generation)
 
-    models = [Crashing()]
-    Engine(models, results=writer_for(models), concurrency=1, progress=False).run(wordle_tasks(n=4))
+    monkeypatch.setattr(EpisodeSession, "submit", buggy_game)
+    models = [expert_model()]
+    engine = Engine(models, results=writer_for(models), concurrency=1, progress=False, retry_delay=0)
+    engine.run(wordle_tasks(n=4))
     errors = list(Path("results").rglob("error.json"))
-    assert len(errors) == 1
+    assert len(errors) == 1 and engine.stats.retried == 0  # a game bug is not retried
+    assert json.loads(errors[0].read_text())["incomplete"] is False
     scores = json.loads((errors[0].parent / "scores.json").read_text())["episode scores"]
     assert scores["Aborted"] == 1 and math.isnan(scores["Main Score"])
     table = perform_evaluation("results", return_dataframe=True)
-    assert table.loc["crashing", "wordle, % Played"] == 75.0  # 3 of 4 played: the crash is not dropped
+    assert table.loc["expert", "wordle, % Played"] == 75.0  # 3 of 4 played: the crash is not dropped
+    assert engine.stats.problem().startswith("1 of 4 episodes raised; first: wordle ")
+    assert "KeyError: 'a bug in the game'" in engine.stats.problem()
+    assert engine.stats.problem().endswith(f"details in {errors[0].parent}/error.json")
 
 
-def test_a_failing_teacher_ends_only_the_episodes_that_needed_it(in_tmp_cwd):
+class Flaky(Model):
+    """A remote-style model whose first `failures` calls fail as a server would."""
+
+    def __init__(self, failures: int):
+        super().__init__(ModelSpec(model_name="flaky", backend="test"))
+        self.set_gen_args(temperature=0.0, max_tokens=10)
+        self.failures, self.calls = failures, 0
+
+    async def agenerate(self, messages):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise ConnectionError("503 Service Unavailable after the client's retries")
+        return Generation("explanation: x\nguess: crane")
+
+    def generate_response(self, messages):
+        raise NotImplementedError
+
+
+def test_an_episode_whose_model_call_failed_is_played_again_within_the_run(in_tmp_cwd):
+    models = [Flaky(failures=2)]
+    engine = Engine(models, results=writer_for(models), concurrency=1, progress=False, retry_delay=0)
+    results = engine.run(wordle_tasks(n=2))
+    assert engine.stats.retried == 2 and engine.stats.errors == 0 and engine.stats.problem() is None
+    assert all(r.outcome != "incomplete" and r.error is None for r in results)
+    assert len(list(Path("results").rglob("completed.json"))) == 2 and not list(Path("results").rglob("error.json"))
+
+
+def test_an_episode_whose_model_call_keeps_failing_is_incomplete_then_resumed(in_tmp_cwd):
+    from playpen.engine.results import episode_state
+
+    models = [Flaky(failures=3)]  # the first episode fails three times: the attempt and both retries
+    engine = Engine(models, results=writer_for(models), concurrency=1, progress=False, retry_delay=0)
+    first, second = engine.run(wordle_tasks(n=2))
+    assert first.outcome == "incomplete" and "ModelCallError" in first.error and second.outcome != "incomplete"
+    folder = Path(first.path)
+    assert episode_state(folder) == "incomplete" and episode_state(Path(second.path)) == "complete"
+    assert not (folder / "scores.json").exists() and not (folder / "completed.json").exists()
+    assert json.loads((folder / "error.json").read_text())["incomplete"] is True
+    assert engine.stats.incomplete == 1 and "1 incomplete: a model call failed" in engine.stats.problem()
+    # the same run again plays only the incomplete episode
+    again = Engine(models, results=writer_for(models), progress=False)
+    results = again.run(wordle_tasks(n=2))
+    assert again.stats.skipped == 1 and again.stats.episodes == 1 and results[0].outcome != "incomplete"
+    assert episode_state(folder) == "complete" and not (folder / "error.json").exists()
+
+
+def test_a_failing_teacher_leaves_only_the_episodes_that_needed_it_incomplete(in_tmp_cwd):
     spec = select_games("wordle_withcritic")[0]
     tasks = tasks_from_instances(spec, load_instances(spec))[:6]
     clue = tasks[2].instance["target_word_clue"]
     teacher = EchoModel("teacher", fail_when=f"clue: {clue}\n")
     models = [expert_model(), teacher]
-    results = Engine(models, results=writer_for(models), progress=False).run(tasks)
+    results = Engine(models, results=writer_for(models), progress=False, retry_delay=0).run(tasks)
     failed = [r for r in results if r.error]
-    assert len(failed) == 1 and "teacher API failed" in failed[0].error and failed[0].outcome == "aborted"
+    assert len(failed) == 1 and "teacher API failed" in failed[0].error and failed[0].outcome == "incomplete"
     assert all(r.outcome == "success" for r in results if not r.error)
 
 
@@ -230,3 +278,23 @@ def test_results_are_readable_as_the_umask_allows(in_tmp_cwd):
 
     mode = stat.S_IMODE(os.stat(atomic_write_json("x.json", {})).st_mode)
     assert mode == 0o666 & ~UMASK
+
+
+def test_episode_state_tells_complete_aborted_and_incomplete_apart(tmp_path):
+    from playpen.engine.results import episode_state
+
+    def episode(run: str, name: str, *files: tuple[str, dict]) -> Path:
+        folder = tmp_path / run / "model" / "game" / "exp" / name
+        folder.mkdir(parents=True)
+        for file, content in files:
+            (folder / file).write_text(json.dumps(content))
+        return folder
+
+    (tmp_path / "playpen" / "model").mkdir(parents=True)
+    (tmp_path / "playpen" / "model" / "run.json").write_text("{}")
+    scores = ("scores.json", {"episode scores": {}})
+    assert episode_state(episode("playpen", "a", scores, ("completed.json", {}))) == "complete"
+    assert episode_state(episode("playpen", "b", scores, ("error.json", {"message": "x"}))) == "aborted"
+    assert episode_state(episode("playpen", "c", ("error.json", {"incomplete": True}))) == "incomplete"
+    assert episode_state(episode("playpen", "d", scores)) == "incomplete"  # killed before completed.json
+    assert episode_state(episode("clembench", "e", scores)) == "complete"  # other tools write no completed.json

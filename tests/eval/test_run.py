@@ -9,6 +9,7 @@ import pytest
 
 from playpen.cli import main
 from playpen.eval.run import evaluate
+from tests.test_cli import run
 
 
 def test_eval_writes_val_json_report_and_reuses_the_folder(tiny, tmp_path):
@@ -61,3 +62,49 @@ def test_eval_mistakes(in_tmp_cwd, capsys, argv, message):
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+
+def _register_remote(base_url: str) -> None:
+    from playpen.registry import register_model
+
+    register_model({"model_name": "remote", "backend": "openai_compatible", "model_id": "stub", "base_url": base_url,
+                    "model_config": {"max_retries": 0, "timeout": 10}})
+
+
+@pytest.mark.slow
+def test_eval_publishes_no_clemscore_while_episodes_are_incomplete(in_tmp_cwd, capsys):
+    from playpen.data.splits import split_ids
+    from playpen.registry import load_instances, select_games
+    from playpen.testing import StubChatServer, taboo_reply
+
+    experiment, game_id = sorted(split_ids("taboo", "validation"))[0]
+    instances = load_instances(select_games("taboo")[0])
+    target = next(i["target_word"] for e in instances["experiments"] if e["name"] == experiment
+                  for i in e["game_instances"] if i["game_id"] == game_id)
+    # the server fails every request of one episode (its Describer's prompt names the target word)
+    down_for_one = lambda n, messages: "500" if f" {target}" in messages[0]["content"] else None  # noqa: E731
+    command = ["eval", "remote", "--suite", "clem", "-g", "taboo", "-r", "run"]
+    with StubChatServer(reply=taboo_reply, fault=down_for_one) as server:
+        _register_remote(server.base_url)
+        code, _, err = run(command, capsys)
+        assert code == 2 and "1 episode(s) (remote taboo: 1) are incomplete" in err and "--allow-partial" in err
+        assert not Path("run/results.csv").exists() and not Path("run/remote.val.json").exists()
+        assert len(list(Path("run/remote/taboo").rglob("scores.json"))) == 11  # the other episodes are scored
+        code, out, err = run(command + ["--allow-partial"], capsys)
+        assert code == 1 and "1 of 12 episodes raised (1 incomplete" in err  # played, but not all of it
+        assert "PARTIAL clemscore: 1 of 12 episodes are incomplete" in out
+        val = json.loads(Path("run/remote.val.json").read_text())
+        assert val["partial"] is True and (val["incomplete"], val["episodes"]) == (1, 12)
+        assert "PARTIAL SCORE" in Path("run/report.md").read_text()
+        assert "incomplete episodes" in Path("run/results.csv").read_text().splitlines()[0]
+        code, _, err = run(["score", "-r", "run"], capsys)
+        assert code == 1 and "1 episode(s) are incomplete" in err
+        assert len(list(Path("run").rglob("scores.json"))) == 11  # score writes none for the incomplete one
+    with StubChatServer(reply=taboo_reply) as healthy:
+        _register_remote(healthy.base_url)
+        code, out, err = run(command, capsys)
+    assert code == 0 and "PARTIAL" not in out, err
+    assert json.loads(Path("run/remote.val.json").read_text()).keys() == {"clemscore"}
+    assert len(list(Path("run/remote/taboo").rglob("completed.json"))) == 12
+    assert "incomplete" not in Path("run/results.csv").read_text() and "PARTIAL" not in Path("run/report.md").read_text()
