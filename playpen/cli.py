@@ -297,6 +297,12 @@ def cmd_models(args: argparse.Namespace) -> None:
     print(f"tiny model {args.name!r} saved in {path} and registered in ./model_registry.json")
 
 
+def cmd_view(args: argparse.Namespace) -> None:
+    from playpen.view.server import serve
+
+    serve(args.dirs, host=args.host, port=args.port)
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     from playpen.demo import run_demo
 
@@ -415,6 +421,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--heads", type=positive_int, default=4, help="attention heads (default 4)")
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("view", help="browse episodes in a local web page: results, evaluations, training records")
+    p.add_argument("dirs", nargs="+", metavar="DIR",
+                   help="folders Playpen wrote: play results, eval runs, playpen-records/ of training runs")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=0, help="port to listen on (default 0: a free one, printed)")
+    p.set_defaults(func=cmd_view)
 
     p = sub.add_parser("demo", help="the quickstart: a tiny model learns to play, evaluated before and after")
     p.add_argument("-o", "--out", default="demo-output", help="output folder, recreated on every run (default: demo-output)")
