@@ -7,7 +7,7 @@ first prompt, then everything after it, with `env_mask` marking the tokens the l
 covers only those tokens (masked by env_mask), so game-master and partner text never count. The episode's
 reward (`EpisodeReward`) reaches TRL's reward function through the extra field `episode_reward`; TRL
 normalises it within each group into advantages. Every episode is recorded under
-<records>/run-<time>/step_<n>/ in clemcore's results layout.
+<records>/run-<time>/step_<n>/ in clemcore's results layout, with the rewards in rewards.json beside them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from clemcore.backends import Model, ModelSpec
 
 from playpen.backends import BatchModel, Generation, model_config
 from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, tasks_from_instances
+from playpen.files import atomic_write_json
 
 
 @dataclass
@@ -139,6 +140,9 @@ class GameRollout:
                 out[key].append(value)
             out["episode_reward"].append(self.reward(result))
             out["episode_outcome"].append(result.outcome)
+        atomic_write_json(writer.run_path / "rewards.json",  # the reward of each episode, for `playpen view`
+                          {Path(r.path).relative_to(writer.run_path).as_posix(): w
+                           for r, w in zip(results, out["episode_reward"]) if r.path})
         return out
 
 
