@@ -139,6 +139,8 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         if not tasks:
             raise PlaypenError(f"{why}: choose another --split, or --split all")
         print(f"skipped: {why}", file=sys.stderr)
+    if "human" in model_names:  # a person answers one episode at a time, and a progress bar would cut in
+        concurrency, progress = 1, False
     models = load_models(model_names, temperature, max_tokens)
     writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
     engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
@@ -180,8 +182,9 @@ def cmd_play(args: argparse.Namespace) -> None:
                                         batch_size=args.batch_size, concurrency=args.concurrency,
                                         repeats=args.repeats, split=args.split, branch=args.branch,
                                         branch_player=args.branch_player)
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished episodes are saved; run the same command again to resume", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        why = str(e) or "interrupted"  # -m human: "end of input" when stdin ran out
+        print(f"\n{why}: finished episodes are saved; run the same command again to resume", file=sys.stderr)
         sys.exit(130)
     print_summary(summarize(results))
     resumed = f", {stats.skipped} already done" if stats.skipped else ""
@@ -330,7 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("play", help="play games with models and record the episodes")
     p.add_argument("-g", "--games", nargs="+", required=True, help=GAME_HELP)
     p.add_argument("-m", "--models", nargs="+", required=True,
-                   help="one model for every role, or two (player 1, player 2); `expert` plays programmatically")
+                   help="one model for every role, or two (player 1, player 2); `expert` plays programmatically, "
+                        "`human` is you, in this terminal")
     p.add_argument("-t", "--temperature", type=temperature, default=0.0, help="sampling temperature (default 0: greedy)")
     p.add_argument("-L", "--max-tokens", type=positive_int, default=300, help="maximum new tokens per answer (default 300)")
     p.add_argument("-i", "--instances", help="instances file: a name in the game's in/ folder or a path")
