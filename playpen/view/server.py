@@ -129,6 +129,7 @@ def serve(dirs: list[str], host: str = "127.0.0.1", port: int = 0) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections wait from the moment the address is printed
     except OSError as e:
         raise PlaypenError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     bound = sock.getsockname()[1]
