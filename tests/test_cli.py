@@ -25,7 +25,8 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
 
 def test_help_imports_no_heavy_library():
     code = ("import sys; from playpen.cli import build_parser; build_parser().format_help(); "
-            "print(sorted(m for m in ('clemcore', 'torch', 'transformers', 'trl') if m in sys.modules))")
+            "print(sorted(m for m in ('clemcore', 'torch', 'transformers', 'trl', 'starlette', 'uvicorn', 'jinja2') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     help_text = subprocess.run([sys.executable, "-m", "playpen", "--help"], capture_output=True, text=True)
@@ -141,6 +142,7 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
      "cannot load the tokenizer of model 'broken'"),
     (["eval", "expert", "--static-include", "nowhere"], None, "--static-include nowhere: folder not found"),
     (["eval", "expert", "--split", "dev", "-r", "run"], None, "unknown split 'dev'"),
+    (["view", "nowhere"], None, "not a folder: nowhere"),
 ])
 def test_user_mistakes_get_one_clear_line(in_tmp_cwd, capsys, argv, setup, expected):
     if setup:
