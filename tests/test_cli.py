@@ -143,6 +143,7 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
     (["eval", "expert", "--static-include", "nowhere"], None, "--static-include nowhere: folder not found"),
     (["eval", "expert", "--split", "dev", "-r", "run"], None, "unknown split 'dev'"),
     (["view", "nowhere"], None, "not a folder: nowhere"),
+    (["view", ".", "--port", "70000"], None, "--port 70000: choose 1-65535"),
 ])
 def test_user_mistakes_get_one_clear_line(in_tmp_cwd, capsys, argv, setup, expected):
     if setup:

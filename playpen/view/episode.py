@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playpen.view.index import Episode, _read_json
+from playpen.view.index import Episode, load_json
 
 PROBLEM = re.compile(r"invalid|error|violat|abort", re.IGNORECASE)
 GM = "GM"
@@ -48,7 +48,7 @@ def _text(content) -> str:
 def read_dialogue(episode: Episode) -> Dialogue:
     """The episode's interactions, scores and error, read from its folder (missing files: left empty)."""
     folder: Path = episode.path
-    interactions = _read_json(folder / "interactions.json")
+    interactions = load_json(folder / "interactions.json")
     interactions = interactions if isinstance(interactions, dict) else {}
     players = interactions.get("players") if isinstance(interactions.get("players"), dict) else {}
     names = [n for n in players if n != GM]
@@ -81,10 +81,15 @@ def read_dialogue(episode: Episode) -> Dialogue:
         info = players.get(name) if isinstance(players.get(name), dict) else {}
         roles[name] = " · ".join(str(info[k]) for k in ("game_role", "model_name") if info.get(k))
     columns = names[:1] + [GM] + names[1:]
-    scores = _read_json(folder / "scores.json")
+    scores = load_json(folder / "scores.json")
     scores = scores if isinstance(scores, dict) else {}
-    error = _read_json(folder / "error.json")
+    error = load_json(folder / "error.json")
     return Dialogue(columns=columns, roles=roles, rounds=rounds,
                     scores=scores.get("episode scores") or {}, round_scores=scores.get("round scores") or {},
                     error=f"{error.get('error', '')}: {error.get('message', '')}" if isinstance(error, dict) else "",
-                    files=sorted(p.name for p in folder.iterdir() if p.is_file()))
+                    files=episode_files(folder))
+
+
+def episode_files(folder: Path) -> list[str]:
+    """The plain files of an episode folder (no links: a link could lead outside the folders shown)."""
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink())

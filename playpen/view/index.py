@@ -62,7 +62,8 @@ class Episode:
         return 0.0 if math.isnan(self.main_score) or self.outcome == "aborted" else self.main_score / 100.0
 
 
-def _read_json(path: Path):
+def load_json(path: Path):
+    """A JSON file's content, or None where it is missing or broken (an episode still being written)."""
     try:
         return json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -151,7 +152,7 @@ class Index:
 
     def _read(self, number: int, root: Path, folder: Path) -> Episode:
         parts = folder.relative_to(root).parts
-        scores = _read_json(folder / "scores.json")
+        scores = load_json(folder / "scores.json")
         outcome, main, length = _outcome(folder, scores)
         meta = (scores or {}).get("meta", {}) if isinstance(scores, dict) else {}
         found = _INSTANCE_ID.match(folder.name)
@@ -175,7 +176,7 @@ class Index:
             if _STEP.fullmatch(parent.name):
                 return None
             if parent not in self._rewards:
-                self._rewards[parent] = _read_json(parent / REWARDS_FILE) if (parent / REWARDS_FILE).is_file() else {}
+                self._rewards[parent] = load_json(parent / REWARDS_FILE) if (parent / REWARDS_FILE).is_file() else {}
             rewards = self._rewards[parent]
             if rewards:
                 value = rewards.get(folder.relative_to(parent).as_posix())

@@ -20,7 +20,7 @@ from starlette.responses import FileResponse, HTMLResponse
 from starlette.routing import Route
 
 from playpen.errors import PlaypenError
-from playpen.view.episode import read_dialogue
+from playpen.view.episode import episode_files, read_dialogue
 from playpen.view.index import OUTCOMES, Episode, Index
 from playpen.view.plot import line_chart
 
@@ -66,9 +66,10 @@ def create_app(index: Index) -> Starlette:
                       "order": "desc" if descending else "asc", "page": page, **changes}
             return "/?" + urlencode({k: v for k, v in params.items() if v not in ("", None)})
 
-        runs = [{"run": run, "label": index.run_label(run)} for run in index.choices()["run"]]
+        choices = index.choices()
+        runs = [{"run": run, "label": index.run_label(run)} for run in choices["run"]]
         return render("list.html", episodes=found[(page - 1) * PAGE_SIZE: page * PAGE_SIZE], total=len(found),
-                      all_count=len(index.episodes), choices=index.choices(), chosen=chosen, sort=sort,
+                      all_count=len(index.episodes), choices=choices, chosen=chosen, sort=sort,
                       descending=descending, page=page, pages=pages, link=link, runs=runs,
                       run_label=index.run_label)
 
@@ -102,7 +103,7 @@ def create_app(index: Index) -> Starlette:
         """One file of an indexed episode folder, by name (the raw JSON, clemcore's transcript.html)."""
         episode_id, _, name = request.path_params["path"].rpartition("/")
         episode = episode_or_404(episode_id)
-        if name not in {p.name for p in episode.path.iterdir() if p.is_file()}:
+        if name not in episode_files(episode.path):
             raise HTTPException(404, "no such file")
         kind = "text/html" if name.endswith(".html") else "text/plain; charset=utf-8"
         return FileResponse(episode.path / name, media_type=kind)
@@ -122,6 +123,8 @@ def serve(dirs: list[str], host: str = "127.0.0.1", port: int = 0) -> None:
 
     import uvicorn
 
+    if not 0 <= port <= 65535:
+        raise PlaypenError(f"--port {port}: choose 1-65535, or 0 for a free one")
     started = time.perf_counter()
     index = Index(dirs).refresh(force=True)
     print(f"{len(index.episodes)} episodes in {', '.join(dirs)} (indexed in {time.perf_counter() - started:.2f}s)")
@@ -136,4 +139,8 @@ def serve(dirs: list[str], host: str = "127.0.0.1", port: int = 0) -> None:
     shown = f"[{host}]" if ":" in host else host
     print(f"Playpen view: http://{shown}:{bound}/  (Ctrl-C to stop)", flush=True)
     config = uvicorn.Config(create_app(index), log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn shuts down on Ctrl-C, then raises it again
+        pass
+    print("Playpen view stopped")

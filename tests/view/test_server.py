@@ -4,6 +4,7 @@ side, a training run's plot; paths outside the folders refused; nothing written 
 from __future__ import annotations
 
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -79,22 +80,26 @@ def snapshot(folder: Path) -> dict:
     return {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
 
 
-@pytest.fixture(scope="module")
-def server(view_folders):
-    """`playpen view` running on a free port; its address."""
-    before = snapshot(view_folders["root"])
-    process = subprocess.Popen([sys.executable, "-m", "playpen", "view", str(view_folders["results"]),
-                                str(view_folders["records"])], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, cwd=Path(__file__).resolve().parents[2])
+def start_view(*folders: Path) -> tuple[subprocess.Popen, str]:
+    """`playpen view FOLDER...` started on a free port, and the address it printed."""
+    process = subprocess.Popen([sys.executable, "-m", "playpen", "view", *map(str, folders)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               cwd=Path(__file__).resolve().parents[2])
     printed = []
     for line in process.stdout:
         printed.append(line)
         if found := re.search(r"(http://127\.0\.0\.1:\d+/)", line):
-            break
-    else:
-        process.wait()
-        pytest.fail("playpen view printed no address:\n" + "".join(printed))
-    yield found.group(1)
+            return process, found.group(1)
+    process.wait()
+    pytest.fail("playpen view printed no address:\n" + "".join(printed))
+
+
+@pytest.fixture(scope="module")
+def server(view_folders):
+    """`playpen view` running on a free port; its address."""
+    before = snapshot(view_folders["root"])
+    process, address = start_view(view_folders["results"], view_folders["records"])
+    yield address
     process.terminate()
     process.wait(timeout=20)
     assert snapshot(view_folders["root"]) == before  # served, browsed: nothing written into the folders
@@ -116,3 +121,11 @@ def test_the_command_serves_on_localhost_and_refuses_traversal(server):
     for path in TRAVERSALS + ["/../../../../etc/passwd", "/file/0/../../../../../../etc/passwd"]:
         answer = raw_get(server, path)
         assert answer.startswith("HTTP/1.1 404") and "root:x:" not in answer, path
+
+
+def test_ctrl_c_stops_the_server_without_a_traceback(view_folders):
+    process, address = start_view(view_folders["results"])
+    assert raw_get(address, "/").startswith("HTTP/1.1 200")
+    process.send_signal(signal.SIGINT)
+    out, _ = process.communicate(timeout=30)
+    assert process.returncode == 0 and "Traceback" not in out and "Playpen view stopped" in out
