@@ -61,9 +61,12 @@ def cmd_list(args: argparse.Namespace) -> None:
 
         specs = [s for s in model_registry() if not args.selector or args.selector in s.model_name]
         expert = not args.selector or any(args.selector in name for name in PROGRAMMATIC_MODELS)
-        print(f"{len(specs) + expert} models (the first entry of a name wins)")
+        human = not args.selector or args.selector in "human"
+        print(f"{len(specs) + expert + human} models (the first entry of a name wins)")
         if expert:
             print(f"  {'expert':<30} programmatic  (also: mock, programmatic): the games' expert players")
+        if human:
+            print(f"  {'human':<30} terminal      you: the prompt is shown here and you type the answer")
         for spec in specs:
             print(f"  {spec.model_name:<30} {spec.backend:<18} ({spec.lookup_source})")
             if args.verbose:

@@ -54,7 +54,7 @@ def test_a_users_game_of_the_same_name_wins(in_tmp_cwd, capsys):
 
 def test_list_models_and_backends(in_tmp_cwd, capsys):
     code, out, _ = run(["list", "models"], capsys)
-    assert code == 0 and "smol-135m" in out and "llama3-8b" in out and "expert" in out
+    assert code == 0 and "smol-135m" in out and "llama3-8b" in out and "expert" in out and "\n  human " in out
     code, out, _ = run(["list", "backends"], capsys)
     assert code == 0 and "huggingface_local" in out and "openai_compatible" in out and "anthropic" in out
 
