@@ -58,6 +58,17 @@ def screenshot(driver, folder: Path, name: str) -> Path:
     return path
 
 
+def follow(driver, element) -> None:
+    """Click a link or button and wait for the page it leads to (elements found earlier would be the old
+    page's)."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    element.click()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(element))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def css(driver, selector: str):
     return driver.find_elements("css selector", selector)
 
@@ -69,13 +80,13 @@ def test_the_list_filters(browser, server, shots):  # noqa: F811
     assert len(css(browser, "tr.episode-row")) == 62
     Select(css(browser, "#filter-outcome")[0]).select_by_value("aborted")
     Select(css(browser, "#sort")[0]).select_by_value("length")
-    css(browser, "#apply")[0].click()
+    follow(browser, css(browser, "#apply")[0])
     outcomes = [row.get_attribute("data-outcome") for row in css(browser, "tr.episode-row")]
     assert outcomes == ["aborted"] * 12 and "outcome=aborted" in browser.current_url
     assert "12 of 62 episodes" in css(browser, "#count")[0].text
     Select(css(browser, "#filter-outcome")[0]).select_by_value("")
     Select(css(browser, "#filter-game")[0]).select_by_value("wordle")
-    css(browser, "#apply")[0].click()
+    follow(browser, css(browser, "#apply")[0])
     assert {row.text.split()[0] for row in css(browser, "tr.episode-row")} == {"wordle"}
     browser.get(server + "?sort=reward")
     screenshot(browser, shots, "list")
@@ -83,7 +94,7 @@ def test_the_list_filters(browser, server, shots):  # noqa: F811
 
 def test_an_episode_opens_as_a_dialogue(browser, server, shots):  # noqa: F811
     browser.get(server + "?model=human--expert")
-    css(browser, "tr.episode-row a")[0].click()
+    follow(browser, css(browser, "tr.episode-row a")[0])
     heads = [h.text.split("\n")[0] for h in css(browser, ".colhead")]
     assert heads == ["Player 1", "Game master", "Player 2"]
     refused = css(browser, ".event.answer.problem")
@@ -91,7 +102,7 @@ def test_an_episode_opens_as_a_dialogue(browser, server, shots):  # noqa: F811
     assert css(browser, "#scores")[0].is_displayed()
     screenshot(browser, shots, "episode-aborted")
     browser.get(server + "?game=wordle&model=expert")
-    css(browser, "tr.episode-row a")[0].click()
+    follow(browser, css(browser, "tr.episode-row a")[0])
     answers = css(browser, ".event.answer")
     assert answers and "guess:" in answers[-1].text and not css(browser, ".event.problem")
     screenshot(browser, shots, "episode")
@@ -99,8 +110,8 @@ def test_an_episode_opens_as_a_dialogue(browser, server, shots):  # noqa: F811
 
 def test_the_same_instance_side_by_side(browser, server, shots):  # noqa: F811
     browser.get(server + "?model=human--expert")
-    css(browser, "tr.episode-row a")[0].click()
-    css(browser, "a.compare-link")[0].click()
+    follow(browser, css(browser, "tr.episode-row a")[0])
+    follow(browser, css(browser, "a.compare-link")[0])
     sides = css(browser, "section.side")
     assert len(sides) == 2 and all(side.is_displayed() for side in sides)
     left, right = (side.find_element("css selector", "h2").text for side in sides)
@@ -111,7 +122,7 @@ def test_the_same_instance_side_by_side(browser, server, shots):  # noqa: F811
 
 def test_a_training_runs_reward_plot_links_to_a_steps_episodes(browser, server, shots):  # noqa: F811
     browser.get(server)
-    css(browser, "a.run-link")[0].click()
+    follow(browser, css(browser, "a.run-link")[0])
     charts = css(browser, "svg.chart")
     assert len(charts) == 2 and all(c.size["width"] > 300 and c.size["height"] > 150 for c in charts)
     points = css(browser, "svg.reward a.point circle")
@@ -119,7 +130,7 @@ def test_a_training_runs_reward_plot_links_to_a_steps_episodes(browser, server, 
     heights = [float(p.get_attribute("cy")) for p in points]
     assert heights[0] > heights[1] > heights[2]  # reward 0, 0.5, 1: each point higher on the page
     screenshot(browser, shots, "reward-plot")
-    points[1].click()
+    follow(browser, points[1])
     assert "step=1" in browser.current_url and f"{RUN}" in browser.current_url.replace("%2F", "/")
     assert sorted(r.get_attribute("data-outcome") for r in css(browser, "tr.episode-row")) == ["aborted"] * 4 + [
         "success"] * 4
