@@ -71,9 +71,12 @@ def cmd_list(args: argparse.Namespace) -> None:
 
         specs = [s for s in model_registry() if not args.selector or args.selector in s.model_name]
         expert = not args.selector or any(args.selector in name for name in PROGRAMMATIC_MODELS)
-        print(f"{len(specs) + expert} models (the first entry of a name wins)")
+        human = not args.selector or args.selector in "human"
+        print(f"{len(specs) + expert + human} models (the first entry of a name wins)")
         if expert:
             print(f"  {'expert':<30} programmatic  (also: mock, programmatic): the games' expert players")
+        if human:
+            print(f"  {'human':<30} terminal      you: the prompt is shown here and you type the answer")
         for spec in specs:
             print(f"  {spec.model_name:<30} {spec.backend:<18} ({spec.lookup_source})")
             if args.verbose:
@@ -113,8 +116,9 @@ def cmd_play(args: argparse.Namespace) -> None:
                                         batch_size=args.batch_size, concurrency=args.concurrency,
                                         repeats=args.repeats, split=args.split, branch=args.branch,
                                         branch_player=args.branch_player, version=args.benchmark)
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished episodes are saved; run the same command again to resume", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        why = str(e) or "interrupted"  # -m human: "end of input" when stdin ran out
+        print(f"\n{why}: finished episodes are saved; run the same command again to resume", file=sys.stderr)
         sys.exit(130)
     print_summary(summarize(results))
     resumed = f", {stats.skipped} already done" if stats.skipped else ""
@@ -250,6 +254,12 @@ def cmd_models(args: argparse.Namespace) -> None:
     print(f"tiny model {args.name!r} saved in {path} and registered in ./model_registry.json")
 
 
+def cmd_view(args: argparse.Namespace) -> None:
+    from playpen.view.server import serve
+
+    serve(args.dirs, host=args.host, port=args.port)
+
+
 def cmd_demo(args: argparse.Namespace) -> None:
     from playpen.demo import run_demo
 
@@ -292,7 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("play", help="play games with models and record the episodes")
     p.add_argument("-g", "--games", nargs="+", required=True, help=GAME_HELP)
     p.add_argument("-m", "--models", nargs="+", required=True,
-                   help="one model for every role, or two (player 1, player 2); `expert` plays programmatically")
+                   help="one model for every role, or two (player 1, player 2); `expert` plays programmatically, "
+                        "`human` is you, in this terminal")
     p.add_argument("-t", "--temperature", type=temperature, default=0.0, help="sampling temperature (default 0: greedy)")
     p.add_argument("-L", "--max-tokens", type=positive_int, default=300, help="maximum new tokens per answer (default 300)")
     p.add_argument("-i", "--instances", help="instances file: a name in the game's in/ folder or a path")
@@ -396,6 +407,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--heads", type=positive_int, default=4, help="attention heads (default 4)")
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("view", help="browse episodes in a local web page: results, evaluations, training records")
+    p.add_argument("dirs", nargs="+", metavar="DIR",
+                   help="folders Playpen wrote: play results, eval runs, playpen-records/ of training runs")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=0, help="port to listen on (default 0: a free one, printed)")
+    p.set_defaults(func=cmd_view)
 
     p = sub.add_parser("demo", help="the quickstart: a tiny model learns to play, evaluated before and after")
     p.add_argument("-o", "--out", default="demo-output", help="output folder, recreated on every run (default: demo-output)")

@@ -76,6 +76,8 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         if not tasks:
             raise PlaypenError(f"{why}: choose another --split, or --split all")
         print(f"skipped: {why}", file=sys.stderr)
+    if "human" in model_names:  # a person answers one episode at a time, and a progress bar would cut in
+        concurrency, progress = 1, False
     models = load_models(model_names, temperature, max_tokens)
     writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
     engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,

@@ -274,6 +274,8 @@ def resolve_model_spec(selector: str) -> ModelSpec:
     registry = model_registry()  # read even when not needed below: a broken registry should be reported
     if selector in PROGRAMMATIC_MODELS:
         return ModelSpec(model_name=selector, backend="programmatic")
+    if selector == "human":
+        return ModelSpec(model_name="human", backend="human")
     if Path(selector).is_dir() and (Path(selector) / "config.json").exists():
         return ModelSpec.from_dict(_local_checkpoint_spec(Path(selector)))
     wanted = ModelSpec.from_string(selector)

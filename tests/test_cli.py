@@ -25,7 +25,8 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
 
 def test_help_imports_no_heavy_library():
     code = ("import sys; from playpen.cli import build_parser; build_parser().format_help(); "
-            "print(sorted(m for m in ('clemcore', 'torch', 'transformers', 'trl') if m in sys.modules))")
+            "print(sorted(m for m in ('clemcore', 'torch', 'transformers', 'trl', 'starlette', 'uvicorn', 'jinja2') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     help_text = subprocess.run([sys.executable, "-m", "playpen", "--help"], capture_output=True, text=True)
@@ -74,7 +75,7 @@ def test_a_users_game_of_the_same_name_wins(in_tmp_cwd, capsys):
 
 def test_list_models_and_backends(in_tmp_cwd, capsys):
     code, out, _ = run(["list", "models"], capsys)
-    assert code == 0 and "smol-135m" in out and "llama3-8b" in out and "expert" in out
+    assert code == 0 and "smol-135m" in out and "llama3-8b" in out and "expert" in out and "\n  human " in out
     code, out, _ = run(["list", "backends"], capsys)
     assert code == 0 and "huggingface_local" in out and "openai_compatible" in out and "anthropic" in out
 
@@ -162,6 +163,8 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
      "cannot load the tokenizer of model 'broken'"),
     (["eval", "expert", "--static-include", "nowhere"], None, "--static-include nowhere: folder not found"),
     (["eval", "expert", "--split", "dev", "-r", "run"], None, "unknown split 'dev'"),
+    (["view", "nowhere"], None, "not a folder: nowhere"),
+    (["view", ".", "--port", "70000"], None, "--port 70000: choose 1-65535"),
 ])
 def test_user_mistakes_get_one_clear_line(in_tmp_cwd, capsys, argv, setup, expected):
     if setup:

@@ -181,6 +181,10 @@ def load_model(spec: ModelSpec, temperature: float = 0.0, max_tokens: int = 300)
     backend = getattr(spec, "backend", None)
     if backend == "programmatic":
         model = CustomResponseModel(spec)
+    elif backend == "human":
+        from playpen.backends.human import HumanModel
+
+        model = HumanModel(spec)
     elif backend == "huggingface_local":
         from playpen.backends.hf import HFModel
 

@@ -6,7 +6,8 @@ awaiting an answer for its current player. Answers come from one server per mode
   one `generate_batch` call in a worker thread (up to `batch_size` chats per call);
 - a remote model with `agenerate` (OpenAI-compatible servers and APIs) gets up to `concurrency`
   requests in flight;
-- programmatic players answer at once; other clemcore models are called in worker threads.
+- programmatic players answer at once, a person (`-m human`) in the event loop's own thread; other
+  clemcore models are called in worker threads.
 Episodes finish independently; a new one starts as soon as one ends, up to `concurrency` at a time.
 
 An episode whose remote model call failed (ModelCallError: the server or network, after the client's own
@@ -56,6 +57,10 @@ class ModelServer:
             text = request.player._custom_response(request.context)
             return Generation(text, prompt=request.messages,
                               raw={"clem_player": {"response": text, "model_name": model.name}})
+        if getattr(model, "interactive", False):  # a person (-m human): asked here, so that Ctrl-C stops the run
+            text = model.answer(request)
+            return Generation(text, prompt=request.messages, raw={"clem_player": {"response": text,
+                                                                                   "model_name": model.name}})
         if isinstance(model, BatchModel):
             return await self._batched(request.messages, request.previous)
         async with self.in_flight:

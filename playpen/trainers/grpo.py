@@ -5,7 +5,7 @@ sampler repeats each instance `num_generations` times, which makes the GRPO grou
 episodes with the current weights and returns, per sample, one role's turns as one token sequence: the first
 prompt, then everything after it, with `env_mask` marking the tokens the learner generated. TRL's loss covers
 only those tokens, so game-master and partner text never count. Every episode is recorded under
-<records>/run-<time>/step_<n>/ in clemcore's results layout.
+<records>/run-<time>/step_<n>/ in clemcore's results layout, with the rewards in rewards.json beside them.
 
 Credit assignment is Playpen's (`PlaypenGRPOTrainer` replaces TRL's per-sequence advantages):
 - every learner token gets the return of its own turn: the episode's outcome reward plus, with
@@ -37,6 +37,7 @@ from playpen.backends import BatchModel, Generation, model_config
 from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, tasks_from_instances
 from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
+from playpen.files import atomic_write_json
 
 # The games' own per-turn scores (clemcore round scores) and their best value, for turn-level rewards.
 TURN_SCORES: dict[str, tuple[str, float]] = {
@@ -230,6 +231,9 @@ class GameRollout:
             for key, value in sample.items():
                 out[key].append(value)
             out["playpen_group"].append(f"{rank}:{step}:{group}")
+        atomic_write_json(writer.run_path / "rewards.json",  # the reward of each episode, for `playpen view`
+                          {Path(r.path).relative_to(writer.run_path).as_posix(): self.reward(r)
+                           for r in results if r.path})
         return out
 
 

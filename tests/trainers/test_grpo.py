@@ -71,6 +71,8 @@ def test_grpo_raises_the_mean_reward_of_an_easy_game(tiny):
     assert len(rewards) == 20
     assert sum(rewards[:5]) / 5 < 0.4 and sum(rewards[-5:]) / 5 > 0.7
     assert len(list(Path("records").rglob("interactions.json"))) == 20 * 16  # every episode is recorded
+    recorded = [json.loads(f.read_text()) for f in Path("records").rglob("rewards.json")]  # one per step
+    assert len(recorded) == 20 and all(len(r) == 16 and set(r.values()) <= {0.0, 1.0} for r in recorded)
     # a second run records into its own folder and plays every episode again (no resume from the first)
     again = GameRollout(resolve_model_spec(tiny), tasks, reward=EpisodeReward("success"), max_tokens=2,
                         records="records")
