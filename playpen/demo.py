@@ -53,8 +53,9 @@ def steps() -> list[Step]:
 
     sft, grpo = EXAMPLES / "sft_trainer_simple.py", EXAMPLES / "grpo_trainer.py"
     sft_settings = [f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"]
-    grpo_settings = ["games=referencegame", "max_steps=80", "num_generations=8", "instances_per_step=4",
-                     "learning_rate=5e-4", "reward=success", "logging_steps=5"]
+    grpo_settings = ["games=referencegame", "max_steps=160", "num_generations=8", "instances_per_step=4",
+                     "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
+                     "logging_steps=5"]
 
     def settings(values: list[str]) -> list[str]:
         return [arg for value in values for arg in ("--set", value)]
@@ -159,7 +160,7 @@ def _plot(summary: dict) -> None:
     history = json.loads(Path("models/grpo/tiny-sft/training.json").read_text())["log_history"]
     rewards = [(e["step"], e["reward"]) for e in history if "reward" in e]
     axes[2].plot([s for s, _ in rewards], [r for _, r in rewards], marker=".")
-    axes[2].set_title("GRPO on referencegame: mean reward (32 episodes a step)")
+    axes[2].set_title("GRPO on referencegame: mean reward (32 episodes per rollout)")
     axes[2].set_xlabel("step")
     axes[2].set_ylim(0, 1)
     fig.suptitle("clemscore " + " -> ".join(f"{summary[stage]['clemscore']}" for stage in stages)

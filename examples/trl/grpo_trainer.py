@@ -37,6 +37,7 @@ class GameGRPO(PlaypenTrainer):
     instances_per_step = 2
     max_steps = 200
     learning_rate = 1e-6
+    num_iterations = 1  # optimisation passes over each step's episodes (> 1: PPO-style clipped updates)
     beta = 0.0  # KL penalty towards the starting model
     save_steps = 50  # steps are long (every one plays games): checkpoint more often than the default
     reward = "main_score"
@@ -60,7 +61,7 @@ class GameGRPO(PlaypenTrainer):
             max_steps=self.max_steps, learning_rate=self.learning_rate,
             num_generations=self.num_generations,
             per_device_train_batch_size=self.num_generations * self.instances_per_step,
-            temperature=self.temperature or 1.0, beta=self.beta,
+            temperature=self.temperature or 1.0, beta=self.beta, num_iterations=self.num_iterations,
             use_vllm=self.use_vllm, vllm_mode=self.vllm_mode, max_completion_length=self.max_tokens,
             **self.trl_args(),
         )
