@@ -261,6 +261,7 @@ def cmd_view(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
+    _quiet_clemcore()
     from playpen.demo import run_demo
 
     run_demo(Path(args.out))

@@ -160,9 +160,9 @@ def _plot(summary: dict) -> None:
     history = json.loads(Path("models/grpo/tiny-sft/training.json").read_text())["log_history"]
     rewards = [(e["step"], e["reward"]) for e in history if "reward" in e]
     axes[2].plot([s for s, _ in rewards], [r for _, r in rewards], marker=".")
-    axes[2].set_title("GRPO on referencegame: mean reward (32 episodes per rollout)")
+    axes[2].set_title("GRPO reward on referencegame (train)")
     axes[2].set_xlabel("step")
-    axes[2].set_ylim(0, 1)
+    axes[2].set_ylim(min([0.0, *(r for _, r in rewards)]) - 0.05, 1)  # a broken format scores -1
     fig.suptitle("clemscore " + " -> ".join(f"{summary[stage]['clemscore']}" for stage in stages)
                  + " (before -> SFT -> GRPO; the model as Player 1, the expert as Player 2)")
     fig.tight_layout()
