@@ -45,7 +45,7 @@ MAX_TOKENS = 40  # a Giver's expression: "Expression: The grid whose first row i
 START = ["max_steps=150", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"]
 # GRPO runs a fixed number of steps (its result does not depend on the machine's speed); the SFT arm then
 # trains for as long as GRPO took.
-GRPO = ["num_generations=8", "instances_per_step=4", "learning_rate=5e-4", "num_iterations=2", "reward=success",
+GRPO = ["num_generations=8", "instances_per_step=8", "learning_rate=5e-4", "num_iterations=2", "reward=success",
         "abort_penalty=-1", "logging_steps=5", "save_steps=0"]
 SFT = ["max_steps=100000", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"]
 
@@ -131,7 +131,7 @@ def report(outcome: dict, seeds: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=160, help="GRPO steps per seed (the SFT arm gets their time)")
+    parser.add_argument("--steps", type=int, default=90, help="GRPO steps per seed (the SFT arm gets their time)")
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary folder)")
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="playpen-learning-"))

@@ -53,7 +53,7 @@ def steps() -> list[Step]:
 
     sft, grpo = EXAMPLES / "sft_trainer_simple.py", EXAMPLES / "grpo_trainer.py"
     sft_settings = [f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"]
-    grpo_settings = ["games=referencegame", "max_steps=160", "num_generations=8", "instances_per_step=4",
+    grpo_settings = ["games=referencegame", "max_steps=90", "num_generations=8", "instances_per_step=8",
                      "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
                      "logging_steps=5"]
 
