@@ -243,17 +243,17 @@ def learner_sample(result: EpisodeResult, player: str, reward: EpisodeReward, tr
     and that turn's return, and whether the episode may teach the learner at all (`learner_at_fault`)."""
     trajectory = next((p for p in result.players if p.name == player), None)
     sequence = trajectory.token_sequence() if trajectory is not None else None
+    about = {"episode_reward": reward(result), "episode_outcome": result.outcome, "playpen_role": player,
+             "playpen_game": result.task.game_name}
     if sequence is None or not sequence.completion_ids:  # no learner turn (e.g. the game crashed first)
         return {"prompt_ids": [tokenizer.pad_token_id], "completion_ids": [tokenizer.eos_token_id],
                 "env_mask": [0], "logprobs": [0.0], "token_returns": [0.0], "token_turns": [0],
-                "episode_reward": reward(result), "episode_outcome": result.outcome, "playpen_role": player,
-                "playpen_game": result.task.game_name, "playpen_counts": False}
+                "playpen_counts": False, **about}
     per_turn = reward.turn_returns(result, player)
     return {"prompt_ids": sequence.prompt_ids, "completion_ids": sequence.completion_ids,
             "env_mask": sequence.generated_mask, "logprobs": sequence.logprobs,
             "token_returns": [per_turn[t] for t in sequence.turn_index], "token_turns": list(sequence.turn_index),
-            "episode_reward": reward(result), "episode_outcome": result.outcome, "playpen_role": player,
-            "playpen_game": result.task.game_name, "playpen_counts": learner_at_fault(result, trained)}
+            "playpen_counts": learner_at_fault(result, trained), **about}
 
 
 def episode_reward(completions, episode_reward, **kwargs) -> list[float]:
@@ -309,29 +309,29 @@ def token_advantages(samples: list[Sample], scale: GameScale | None = None) -> t
             sets[(sample.group, sample.role)].append(i)
     turn_returns = [_per_turn(s) for s in samples]
     for members in sets.values():
-        scale.update(samples[members[0]].game, [turn_returns[i][0] for i in members if turn_returns[i]])
+        scale.update(samples[members[0]].game, [turn_returns[i][0] for i in members if 0 in turn_returns[i]])
     advantages = [[0.0] * len(s.returns) for s in samples]
     flat = 0
     for members in sets.values():
-        per_position: dict[int, list[float]] = defaultdict(list)
+        per_turn: dict[int, list[float]] = defaultdict(list)
         for i in members:
-            for k, value in enumerate(turn_returns[i]):
-                per_position[k].append(value)
-        baselines = {k: sum(v) / len(v) for k, v in per_position.items()}
-        if all(max(v) - min(v) < 1e-9 for v in per_position.values()):
+            for turn, value in turn_returns[i].items():
+                per_turn[turn].append(value)
+        baselines = {turn: sum(v) / len(v) for turn, v in per_turn.items()}
+        if all(max(v) - min(v) < 1e-9 for v in per_turn.values()):
             flat += 1
         for i in members:
             game_scale = scale(samples[i].game)
-            advantages[i] = [(r - baselines[k]) / game_scale for r, k in zip(samples[i].returns, samples[i].turns)]
+            advantages[i] = [(r - baselines[t]) / game_scale for r, t in zip(samples[i].returns, samples[i].turns)]
     return advantages, len(sets), flat
 
 
-def _per_turn(sample: Sample) -> list[float]:
-    """The return of each of the sample's turns, in order."""
+def _per_turn(sample: Sample) -> dict[int, float]:
+    """The return of each of the sample's turns, by turn."""
     values: dict[int, float] = {}
     for turn, value in zip(sample.turns, sample.returns):
         values.setdefault(turn, value)
-    return [values[k] for k in sorted(values)]
+    return values
 
 
 class PlaypenGRPOTrainer(GRPOTrainer):
