@@ -62,6 +62,12 @@ def load_tokenizer(spec: ModelSpec):
     return tokenizer
 
 
+def eos_ids(generation_config) -> list[int]:
+    """A generation config's eos_token_id as a list (it may be one id, a list, or None)."""
+    eos = generation_config.eos_token_id
+    return list(eos) if isinstance(eos, (list, tuple)) else [eos] if eos is not None else []
+
+
 def turn_end_ids(tokenizer, chat_template_kwargs: dict | None = None) -> list[int]:
     """The special token the chat template writes right after an assistant reply (where a reply ends), or []."""
     probe = "PLAYPEN_REPLY"
@@ -132,8 +138,7 @@ class HFModel(BatchModel):
         # faster generation here, same tokens. Architectures that cannot use it fall back to "dynamic".
         self.cache_implementation = config.get("cache_implementation", "static")
         self.context_size = int(getattr(self.model.config, "max_position_embeddings", 0) or 1 << 30)
-        eos = self.model.generation_config.eos_token_id
-        eos = eos if isinstance(eos, list) else [eos] if eos is not None else []
+        eos = eos_ids(self.model.generation_config)
         # where the chat template ends a reply (Qwen's <|im_end|>, Llama 3's <|eot_id|>) may not be the eos
         turn_end = turn_end_ids(self.tokenizer, self.chat_template_kwargs)
         self.stop_ids = {i for i in [*eos, self.tokenizer.eos_token_id, *turn_end] if i is not None}

@@ -278,14 +278,13 @@ class PlaypenTrainer:
 def _stop_at_turn_end(trainer) -> None:
     """Make the saved model's generation_config stop where its chat template ends a reply, so that any runtime
     loading the checkpoint (transformers, vLLM, clemcore) stops there, not only at the tokenizer's eos."""
-    from playpen.backends.hf import turn_end_ids
+    from playpen.backends.hf import eos_ids, turn_end_ids
 
     config = getattr(trainer.accelerator.unwrap_model(trainer.model), "generation_config", None)
     ends = turn_end_ids(trainer.processing_class)
     if config is None or not ends:
         return
-    eos = config.eos_token_id
-    eos = list(eos) if isinstance(eos, (list, tuple)) else [eos] if eos is not None else []
+    eos = eos_ids(config)
     config.eos_token_id = eos + [i for i in ends if i not in eos]
 
 
