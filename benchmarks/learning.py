@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import shutil
 import statistics
@@ -74,7 +75,7 @@ def evaluate(model: str, results: str) -> dict:
         episodes, _, _ = play([GAME], [model, "expert"], max_tokens=MAX_TOKENS, results_dir=results,
                               split="validation", progress=False)
     row = summarize(episodes)[0]
-    return {"played": row["played"], "quality": 0.0 if row["quality"] != row["quality"] else row["quality"]}
+    return {"played": row["played"], "quality": 0.0 if math.isnan(row["quality"]) else row["quality"]}
 
 
 def rewards(trainer) -> list[float]:
