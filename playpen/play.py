@@ -93,10 +93,11 @@ def summarize(results) -> list[dict]:
     from collections import defaultdict
 
     from playpen.engine.results import UNSCORED
+    from playpen.engine.session import INCOMPLETE
 
     by_game = defaultdict(list)
     for r in results:
-        if r.outcome != "incomplete":  # not scored: a model call failed (counted in the run's last line)
+        if r.outcome != INCOMPLETE:  # not scored: a model call failed (counted in the run's last line)
             by_game[r.task.game_name].append(r)
     rows = []
     for game, rs in by_game.items():
