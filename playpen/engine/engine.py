@@ -39,11 +39,33 @@ logger = logging.getLogger(__name__)
 MAX_STEPS = 2000  # no game needs more requests per episode (privateshared's worst case: 1215)
 
 
+class BusyClock:
+    """Wall-clock seconds during which at least one model call was running (calls of several models may
+    overlap): what `RunStats.generation_seconds` reports, so that the engine's own share of a run is known."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.running = 0
+        self.since = 0.0
+
+    def __enter__(self) -> BusyClock:
+        if self.running == 0:
+            self.since = time.perf_counter()
+        self.running += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.running -= 1
+        if self.running == 0:
+            self.seconds += time.perf_counter() - self.since
+
+
 class ModelServer:
     """Answers the requests of one model in the way that model allows (see the module docstring)."""
 
-    def __init__(self, model: Model, batch_size: int, concurrency: int):
+    def __init__(self, model: Model, batch_size: int, concurrency: int, clock: BusyClock | None = None):
         self.model = model
+        self.clock = clock or BusyClock()
         self.batch_size = batch_size
         self.in_flight = asyncio.Semaphore(concurrency)
         self.pending: list[tuple[list[dict], list[int] | None, asyncio.Future]] = []
@@ -104,7 +126,8 @@ class ModelServer:
             self.calls += 1
             self.generated += len(chats)
             try:
-                results = await asyncio.to_thread(self.model.generate_batch, chats, previous)
+                with self.clock:
+                    results = await asyncio.to_thread(self.model.generate_batch, chats, previous)
                 if len(results) != len(chats):
                     raise RuntimeError(f"{self.model.name}: generate_batch answered {len(results)} of {len(chats)} "
                                        "chats")
@@ -130,6 +153,7 @@ class RunStats:
     retried: int = 0  # episodes played again within the run after a failed model call
     requests: int = 0
     seconds: float = 0.0
+    generation_seconds: float = 0.0  # of `seconds`, those in which a local model was generating (batched calls)
     first_error: str | None = None  # "<game> <experiment> <game_id>: <error>" of the first episode that raised
     first_error_path: str | None = None  # its folder (with error.json), when recorded
 
@@ -180,6 +204,7 @@ class Engine:
         self.stats = RunStats()
         self._benchmarks: dict = {}
         self._servers: dict[int, ModelServer] = {}
+        self._clock = BusyClock()
 
     def run(self, tasks: Iterable[EpisodeTask]) -> list[EpisodeResult]:
         """Play every task (skipping those already complete in the results folder); results in task order."""
@@ -189,6 +214,7 @@ class Engine:
         from tqdm.auto import tqdm
 
         self._servers = {}  # servers hold asyncio objects bound to this event loop
+        generating_before = self._clock.seconds
         results: list[EpisodeResult | None] = [None] * len(tasks)
         todo: deque[int] = deque()
         for i, task in enumerate(tasks):
@@ -213,6 +239,7 @@ class Engine:
         finally:
             bar.close()
             self.stats.seconds += time.perf_counter() - start
+            self.stats.generation_seconds += self._clock.seconds - generating_before
             for server in self._servers.values():  # connections belong to this event loop, which ends here
                 if hasattr(server.model, "aclose"):
                     await server.model.aclose()
@@ -229,7 +256,8 @@ class Engine:
     def _server(self, model: Model) -> ModelServer:
         server = self._servers.get(id(model))
         if server is None:
-            server = self._servers[id(model)] = ModelServer(model, self.batch_size, self.concurrency)
+            server = ModelServer(model, self.batch_size, self.concurrency, self._clock)
+            self._servers[id(model)] = server
         return server
 
     async def _play(self, task: EpisodeTask) -> EpisodeResult:

@@ -298,3 +298,27 @@ def test_episode_state_tells_complete_aborted_and_incomplete_apart(tmp_path):
     assert episode_state(episode("playpen", "c", ("error.json", {"incomplete": True}))) == "incomplete"
     assert episode_state(episode("playpen", "d", scores)) == "incomplete"  # killed before completed.json
     assert episode_state(episode("clembench", "e", scores)) == "complete"  # other tools write no completed.json
+
+
+class SlowBatchModel(BatchModel):
+    """A local model whose every batched call takes `delay` seconds."""
+
+    def __init__(self, delay: float):
+        super().__init__(ModelSpec(model_name="slow", backend="test"))
+        self.set_gen_args(temperature=0.0, max_tokens=5)
+        self.delay = delay
+
+    def generate_batch(self, batch, previous=None):
+        import time
+
+        time.sleep(self.delay)
+        return [Generation("explanation: common letters\nguess: crane")] * len(batch)
+
+
+def test_generation_seconds_count_the_time_a_local_model_was_generating(in_tmp_cwd):
+    engine = Engine([SlowBatchModel(0.05)], batch_size=4, progress=False)
+    engine.run(wordle_tasks(n=4))  # 4 episodes in one batch: a call per guess
+    stats = engine.stats
+    calls = next(iter(engine._servers.values())).calls
+    assert calls > 1
+    assert 0.05 * calls <= stats.generation_seconds <= stats.seconds
