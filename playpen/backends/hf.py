@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import torch
 from clemcore.backends import ModelSpec
 
 from playpen.backends import BatchModel, Generation, model_config, register_secret
+from playpen.backends.decoding import Decoder, supports_decoder
 from playpen.errors import PlaypenError
 
 logger = logging.getLogger(__name__)
@@ -142,6 +144,12 @@ class HFModel(BatchModel):
         # where the chat template ends a reply (Qwen's <|im_end|>, Llama 3's <|eot_id|>) may not be the eos
         turn_end = turn_end_ids(self.tokenizer, self.chat_template_kwargs)
         self.stop_ids = {i for i in [*eos, self.tokenizer.eos_token_id, *turn_end] if i is not None}
+        # Playpen's decoding loop (rows join and leave between steps, turns continue from the previous turn's KV
+        # cache) where the architecture allows it; "generate" in the model_config forces model.generate.
+        self.decoder = None
+        if config.get("decoding", "playpen") != "generate" and supports_decoder(self.model):
+            budget = int(config.get("kv_reuse_bytes", 2**30))
+            self.decoder = Decoder(self.model, self.tokenizer.pad_token_id, self.stop_ids, budget)
 
     @property
     def device(self) -> torch.device:
@@ -149,13 +157,64 @@ class HFModel(BatchModel):
 
     def generate_batch(self, batch: list[list[dict]], previous: list[list[int] | None] | None = None
                        ) -> list[Generation | Exception]:
+        if self.decoder is not None:
+            results: list = [None] * len(batch)
+            queue = [(i, messages, (previous or [None] * len(batch))[i]) for i, messages in enumerate(batch)]
+
+            def take(n: int) -> list:
+                taken = queue[:n]
+                del queue[:n]
+                return taken
+
+            self.generate_stream(take, results.__setitem__, batch_size=max(len(batch), 1))
+            return results
         results, rows, prompts = self.render_batch(batch, previous)
         if prompts:
             for i, generation in zip(rows, self._generate(prompts)):
-                generation.prompt = {"messages": batch[i], "max_new_tokens": self.max_tokens,
-                                     "temperature": self.temperature}
-                results[i] = generation
+                results[i] = self._described(generation, batch[i])
         return results
+
+    def generate_stream(self, take: Callable[[int], list[tuple[Hashable, list[dict], list[int] | None]]],
+                        give: Callable[[Hashable, Generation | Exception], None], batch_size: int) -> None:
+        """Answer requests `(key, messages, previous)` as `take(n)` hands them out (up to n at a time, between
+        decoding steps, at most `batch_size` generating at once) until it hands out none and all are answered;
+        `give(key, answer)` gets each answer as soon as it is done: a Generation, or the Exception that request
+        alone failed with. Needs `self.decoder`."""
+        waiting: dict[Hashable, tuple[list[dict], list[int]]] = {}  # key: the chat and its prompt ids
+
+        def take_rendered(n: int) -> list:
+            while True:
+                requests = take(n)
+                if not requests:
+                    return []
+                results, rows, prompts = self.render_batch([m for _, m, _ in requests], [p for _, _, p in requests])
+                for (key, _, _), result in zip(requests, results):
+                    if result is not None:  # the template rejected it, or it is too long: answered at once
+                        give(key, result)
+                for i, ids in zip(rows, prompts):
+                    waiting[requests[i][0]] = (requests[i][1], ids)
+                if rows:
+                    return [(requests[i][0], ids, requests[i][2]) for i, ids in zip(rows, prompts)]
+
+        def answer(key: Hashable, completion: list[int], logprobs: list[float]) -> None:
+            messages, prompt = waiting.pop(key)
+            generation = Generation(self.tokenizer.decode(completion, skip_special_tokens=True), prompt_ids=prompt,
+                                    completion_ids=completion, logprobs=logprobs if self.return_logprobs else None,
+                                    raw={"completion_ids": completion})
+            give(key, self._described(generation, messages))
+
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            self.decoder.run(take_rendered, answer, batch_size=batch_size, max_new_tokens=self.max_tokens,
+                             temperature=self.temperature)
+        finally:
+            if was_training:
+                self.model.train()
+
+    def _described(self, generation: Generation, messages: list[dict]) -> Generation:
+        generation.prompt = {"messages": messages, "max_new_tokens": self.max_tokens, "temperature": self.temperature}
+        return generation
 
     @torch.inference_mode()
     def _generate(self, prompts: list[list[int]]) -> list[Generation]:

@@ -22,10 +22,12 @@ import asyncio
 import copy
 import json
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from clemcore.backends import CustomResponseModel, Model
 
@@ -68,7 +70,8 @@ class ModelServer:
         self.clock = clock or BusyClock()
         self.batch_size = batch_size
         self.in_flight = asyncio.Semaphore(concurrency)
-        self.pending: list[tuple[list[dict], list[int] | None, asyncio.Future]] = []
+        self.pending: list[tuple[Any, list[dict], list[int] | None, asyncio.Future]] = []  # key, chat, previous
+        self.lock = threading.Lock()
         self.worker: asyncio.Task | None = None
         self.calls = 0  # batched generate calls, for statistics
         self.generated = 0  # distinct chats generated (identical greedy requests count once)
@@ -103,44 +106,87 @@ class ModelServer:
 
     async def _batched(self, messages: list[dict], previous: list[int] | None) -> Generation:
         future = asyncio.get_running_loop().create_future()
-        self.pending.append((messages, previous, future))
+        # Greedy decoding answers identical chats identically, so each distinct chat is generated once (e.g.
+        # every first turn of a game without per-instance text, or repeats at temperature 0).
+        key = json.dumps([messages, previous], sort_keys=True, default=repr) if not self.model.temperature else future
+        with self.lock:  # a streaming model's generation thread takes requests from `pending` too
+            self.pending.append((key, messages, previous, future))
         if self.worker is None or self.worker.done():
             self.worker = asyncio.create_task(self._drain())
         return await future
 
+    def _take(self, n: int, generating: dict) -> list[tuple[Any, list[dict], list[int] | None]]:
+        """Up to n waiting requests to generate, as (key, messages, previous); a request identical to one
+        being generated waits for that one's answer instead. `generating` maps keys to their futures."""
+        taken = []
+        with self.lock:
+            waiting = []
+            for key, messages, previous, future in self.pending:
+                if key in generating:
+                    generating[key].append(future)
+                elif len(taken) < n:
+                    generating[key] = [future]
+                    taken.append((key, messages, previous))
+                else:
+                    waiting.append((key, messages, previous, future))
+            self.pending = waiting
+        if taken:
+            self.calls += 1
+            self.generated += len(taken)
+        return taken
+
     async def _drain(self) -> None:
+        streams = getattr(self.model, "decoder", None) is not None and hasattr(self.model, "generate_stream")
         while self.pending:
             await asyncio.sleep(0)  # let every episode that is ready queue its request before we batch
-            # Greedy decoding answers identical chats identically, so each distinct chat is generated once
-            # (e.g. every first turn of a game without per-instance text, or repeats at temperature 0).
-            greedy = not self.model.temperature
-            groups: dict[str, list[tuple[list[dict], list[int] | None, asyncio.Future]]] = {}
-            for i, (messages, previous, future) in enumerate(self.pending):
-                key = json.dumps([messages, previous], sort_keys=True, default=repr) if greedy else str(i)
-                if key in groups or len(groups) < self.batch_size:
-                    groups.setdefault(key, []).append((messages, previous, future))
-            taken = {id(f) for group in groups.values() for _, _, f in group}
-            self.pending = [p for p in self.pending if id(p[2]) not in taken]
-            chats = [group[0][0] for group in groups.values()]
-            previous = [group[0][1] for group in groups.values()]
-            self.calls += 1
-            self.generated += len(chats)
+            generating: dict = {}
+            if streams:
+                await self._stream(generating)
+                continue
+            requests = self._take(self.batch_size, generating)
             try:
                 with self.clock:
-                    results = await asyncio.to_thread(self.model.generate_batch, chats, previous)
-                if len(results) != len(chats):
-                    raise RuntimeError(f"{self.model.name}: generate_batch answered {len(results)} of {len(chats)} "
-                                       "chats")
+                    results = await asyncio.to_thread(self.model.generate_batch, [m for _, m, _ in requests],
+                                                      [p for _, _, p in requests])
+                if len(results) != len(requests):
+                    raise RuntimeError(f"{self.model.name}: generate_batch answered {len(results)} of "
+                                       f"{len(requests)} chats")
             except Exception as e:  # the whole call failed: every request in it fails (none is left waiting)
-                results = [e] * len(chats)
-            for group, result in zip(groups.values(), results):
-                for _, _, future in group:
-                    if future.done():
-                        continue
-                    if isinstance(result, BaseException):
-                        future.set_exception(result)
-                    else:
-                        future.set_result(copy.copy(result))
+                results = [e] * len(requests)
+            for (key, _, _), result in zip(requests, results):
+                _resolve(generating.pop(key), result)
+
+    async def _stream(self, generating: dict) -> None:
+        """Let a streaming model (HFModel's decoding loop) take waiting requests whenever it has room, and hand
+        each answer to its episode as soon as it is done, while the others are still generating."""
+        loop = asyncio.get_running_loop()
+
+        def give(key, result) -> None:  # called in the generation thread
+            with self.lock:
+                futures = generating.pop(key)
+            loop.call_soon_threadsafe(_resolve, futures, result)
+
+        try:
+            with self.clock:
+                await asyncio.to_thread(self.model.generate_stream, lambda n: self._take(n, generating), give,
+                                        self.batch_size)
+        except Exception as e:  # the loop failed: whatever it had taken fails (none is left waiting)
+            with self.lock:
+                failed = list(generating.values())
+                generating.clear()
+            for futures in failed:
+                _resolve(futures, e)
+
+
+def _resolve(futures: list[asyncio.Future], result: Generation | BaseException) -> None:
+    """Answer every request waiting for one generation (each gets its own copy)."""
+    for future in futures:
+        if future.done():
+            continue
+        if isinstance(result, BaseException):
+            future.set_exception(result)
+        else:
+            future.set_result(copy.copy(result))
 
 
 @dataclass
@@ -238,6 +284,9 @@ class Engine:
             await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)) or 1)))
         finally:
             bar.close()
+            for server in self._servers.values():  # a streaming model's loop ends once it has nothing to do
+                if server.worker is not None and not server.worker.done():
+                    await asyncio.wait([server.worker])
             self.stats.seconds += time.perf_counter() - start
             self.stats.generation_seconds += self._clock.seconds - generating_before
             for server in self._servers.values():  # connections belong to this event loop, which ends here

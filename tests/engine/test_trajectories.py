@@ -13,6 +13,10 @@ class ExpertTokens(HFModel):
     """The tiny model's tokenizer and chat template, but answering with the wordle expert's text: real
     tokens over multi-turn episodes, without training a model first."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.decoder = None  # answered here, whole batches at a time, not by the streaming decoding loop
+
     def generate_batch(self, batch, previous=None):
         results, rows, prompts = self.render_batch(batch, previous)
         for i, prompt in zip(rows, prompts):
