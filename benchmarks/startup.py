@@ -1,6 +1,6 @@
 """Start-up time of `playpen play`: seconds from process start to the first recorded episode.
 
-    python benchmarks/startup.py [--runs 3] [-g wordle] [-m expert] [--top 15]
+    python benchmarks/startup.py [--runs 3] [-g wordle] [-m expert] [--top 15] [--compare-eager]
 
 Each run starts `python -m playpen play -g GAME -m MODEL -r <fresh tmp dir>` in a new process and polls its
 results folder for the first `interactions.json` (written atomically, by rename, when an episode is
@@ -28,10 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
 POLL_SECONDS = 0.01
 
 
-def _environment() -> dict:
-    """The child's environment: this checkout first on the path (the benchmark measures this code)."""
+def _environment(eager: bool = False) -> dict:
+    """The child's environment: this checkout first on the path (the benchmark measures this code); `eager`
+    turns playpen.lazy off, which gives the start-up without deferred imports, for comparison."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PLAYPEN_EAGER_IMPORTS"] = "1" if eager else ""
     return env
 
 
@@ -40,13 +42,14 @@ def _first_episode(results: Path) -> bool:
     return any(True for _ in results.rglob("interactions.json"))
 
 
-def time_to_first_episode(game: str = "wordle", model: str = "expert", timeout: float = 120.0) -> float:
+def time_to_first_episode(game: str = "wordle", model: str = "expert", eager: bool = False,
+                          timeout: float = 120.0) -> float:
     """Seconds from starting `playpen play` in a fresh process until its first interactions.json exists."""
     with tempfile.TemporaryDirectory(prefix="playpen-startup-") as tmp:
         results = Path(tmp) / "results"
         command = [sys.executable, "-m", "playpen", "play", "-g", game, "-m", model, "-r", str(results)]
         start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=tmp, env=_environment(), stdout=subprocess.DEVNULL,
+        process = subprocess.Popen(command, cwd=tmp, env=_environment(eager), stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, start_new_session=True)
         try:
             while not _first_episode(results):
@@ -66,13 +69,14 @@ def time_to_first_episode(game: str = "wordle", model: str = "expert", timeout: 
             process.stderr.close()
 
 
-def import_breakdown(game: str = "wordle", model: str = "expert", top: int = 15) -> list[tuple[str, float]]:
+def import_breakdown(game: str = "wordle", model: str = "expert", top: int = 15, eager: bool = False
+                     ) -> list[tuple[str, float]]:
     """The modules with the largest cumulative import time in one `playpen play` run (seconds), heaviest
     first: `python -X importtime` writes one line per module, `self | cumulative | indented name`."""
     with tempfile.TemporaryDirectory(prefix="playpen-importtime-") as tmp:
         command = [sys.executable, "-X", "importtime", "-m", "playpen", "play", "-g", game, "-m", model,
                    "-r", str(Path(tmp) / "results")]
-        done = subprocess.run(command, cwd=tmp, env=_environment(), stdout=subprocess.DEVNULL,
+        done = subprocess.run(command, cwd=tmp, env=_environment(eager), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, check=False)
     costs: dict[str, float] = {}
     for line in done.stderr.splitlines():
@@ -84,11 +88,22 @@ def import_breakdown(game: str = "wordle", model: str = "expert", top: int = 15)
     return sorted(costs.items(), key=lambda item: -item[1])[:top]
 
 
-def measure_startup(runs: int = 3, game: str = "wordle", model: str = "expert") -> dict:
-    """Median seconds to the first recorded episode over `runs` fresh processes (for benchmarks/rollout.py)."""
-    times = [time_to_first_episode(game, model) for _ in range(runs)]
-    return {"startup_seconds": round(statistics.median(times), 3), "startup_min_seconds": round(min(times), 3),
-            "startup_runs": [round(t, 3) for t in times], "startup_target_seconds": TARGET_SECONDS}
+def measure_startup(runs: int = 3, game: str = "wordle", model: str = "expert", compare_eager: bool = False
+                    ) -> dict:
+    """Median seconds to the first recorded episode over `runs` fresh processes (for benchmarks/rollout.py).
+    With `compare_eager`, as many runs without deferred imports, interleaved with them (a busy machine
+    slows both alike), and their median."""
+    times, eager = [], []
+    for _ in range(runs):
+        times.append(time_to_first_episode(game, model))
+        if compare_eager:
+            eager.append(time_to_first_episode(game, model, eager=True))
+    result = {"startup_seconds": round(statistics.median(times), 3), "startup_min_seconds": round(min(times), 3),
+              "startup_runs": [round(t, 3) for t in times], "startup_target_seconds": TARGET_SECONDS}
+    if compare_eager:
+        result.update(startup_eager_seconds=round(statistics.median(eager), 3),
+                      startup_eager_runs=[round(t, 3) for t in eager])
+    return result
 
 
 def main() -> None:
@@ -97,13 +112,18 @@ def main() -> None:
     parser.add_argument("-g", "--game", default="wordle")
     parser.add_argument("-m", "--model", default="expert")
     parser.add_argument("--top", type=int, default=15, help="modules shown in the import breakdown")
+    parser.add_argument("--compare-eager", action="store_true",
+                        help="also time runs with PLAYPEN_EAGER_IMPORTS=1 (nothing deferred), interleaved")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average before: {load:.2f} on {os.cpu_count()} cores")
-    result = measure_startup(args.runs, args.game, args.model)
+    result = measure_startup(args.runs, args.game, args.model, args.compare_eager)
     print(f"playpen play -g {args.game} -m {args.model}: first episode after "
           f"{', '.join(f'{t:.2f}' for t in result['startup_runs'])} s (median {result['startup_seconds']:.2f} s, "
           f"target {TARGET_SECONDS:.1f} s)")
+    if args.compare_eager:
+        print(f"  without deferred imports: {', '.join(f'{t:.2f}' for t in result['startup_eager_runs'])} s "
+              f"(median {result['startup_eager_seconds']:.2f} s)")
     print("heaviest imports (cumulative seconds):")
     for name, seconds in import_breakdown(args.game, args.model, args.top):
         print(f"  {seconds:6.3f}  {name}")
