@@ -76,22 +76,47 @@ class _AlreadyImported(importlib.abc.Loader):
 _EXECUTING = threading.RLock()
 
 
-class _LazyModule(importlib.util._LazyModule):
-    """The standard library's lazy module, except that reading `__spec__` does not execute it (every
-    `import nltk` reads it, to know whether the module is still being initialised: on CPython 3.11 that
-    alone would execute the package at clemcore's second `import nltk`), and that two threads touching it
-    at once execute it once (CPython 3.11's LazyLoader has no lock)."""
+class _LazyModule(ModuleType):
+    """A module whose code runs on first attribute access, as the standard library's lazy module, with what
+    that one lacks on CPython 3.11: reading `__spec__` does not execute it (every `import nltk` reads it, to
+    know whether the module is still being initialised, so clemcore's second `import nltk` would), and a
+    thread touching it while another executes it waits for the end instead of seeing it half filled."""
 
     def __getattribute__(self, attr: str):
         if attr == "__spec__":
             return object.__getattribute__(self, "__spec__")
         with _EXECUTING:
-            if object.__getattribute__(self, "__class__") is not _LazyModule:  # another thread executed it
-                return getattr(self, attr)
-            return super().__getattribute__(attr)
+            if object.__getattribute__(self, "__class__") is _LazyModule:
+                state = object.__getattribute__(self, "__spec__").loader_state
+                if not state.get("executing"):  # else: this thread is executing it and sees it as it fills
+                    state["executing"] = True
+                    try:
+                        _execute(self)
+                    finally:
+                        self.__class__ = ModuleType
+        return ModuleType.__getattribute__(self, attr)
+
+    def __delattr__(self, attr: str) -> None:
+        self.__getattribute__(attr)  # executes it, and raises for a missing attribute
+        delattr(self, attr)
+
+
+def _execute(module: ModuleType) -> None:
+    """Run a deferred module's code; what was set on it while deferred (e.g. a submodule imported with it)
+    is kept, as an eager import would have."""
+    spec = object.__getattribute__(module, "__spec__")
+    then = spec.loader_state["__dict__"]
+    now = object.__getattribute__(module, "__dict__")
+    updated = {key: value for key, value in now.items() if key not in then or then[key] is not value}
+    spec.loader.exec_module(module)
+    if sys.modules.get(spec.name, module) is not module:
+        raise ValueError(f"module {spec.name!r} was replaced in sys.modules while it was deferred")
+    now.update(updated)
 
 
 class _LazyLoader(importlib.util.LazyLoader):
+    """The standard library's lazy loader, with the module class above."""
+
     def exec_module(self, module: ModuleType) -> None:
         super().exec_module(module)
         module.__class__ = _LazyModule

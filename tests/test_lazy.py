@@ -90,6 +90,32 @@ def test_a_deferred_package_executes_once_whatever_touches_it_first(tmp_path):
                      "package_loader": "SourceFileLoader"}
 
 
+def test_threads_touching_a_deferred_package_at_once_see_it_executed_once(tmp_path):
+    (tmp_path / "slowpkg.py").write_text("import builtins, time\nbuiltins.RUNS.append('slowpkg')\ntime.sleep(0.3)\n"
+                                         "VALUE = object()\n")
+    state = run_python("""
+        import builtins, json, sys, threading
+        from playpen.lazy import DeferringFinder
+        builtins.RUNS = []
+        sys.path.insert(0, ".")
+        sys.meta_path.insert(0, DeferringFinder(deferred=("slowpkg",), optional_at_import={}))
+        import slowpkg
+        seen = []
+        def touch():
+            try:
+                seen.append(id(slowpkg.VALUE))
+            except AttributeError as e:  # a half-executed module
+                seen.append(str(e))
+        threads = [threading.Thread(target=touch) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(json.dumps({"runs": builtins.RUNS, "seen": len(seen), "same": set(seen) == {id(slowpkg.VALUE)}}))
+    """, tmp_path)
+    assert state == {"runs": ["slowpkg"], "seen": 4, "same": True}
+
+
 def test_eager_imports_can_be_asked_for(tmp_path):
     state = run_python("""
         import json, sys
