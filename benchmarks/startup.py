@@ -5,9 +5,11 @@
 Each run starts `python -m playpen play -g GAME -m MODEL -r <fresh tmp dir>` in a new process and polls its
 results folder for the first `interactions.json` (written atomically, by rename, when an episode is
 recorded); the process is then stopped, so the figure is the wait a user has before the first episode,
-not the length of the whole run. Then one more run under `python -X importtime` gives the modules that
-cost the most to import (cumulative, top level of the tree and their heaviest children).
-The last output line is JSON: {"startup_seconds": median, "runs": [...], "target_seconds": 3.0, ...}.
+not the length of the whole run. With --compare-eager, as many runs with PLAYPEN_EAGER_IMPORTS=1 (nothing
+deferred by playpen.lazy) are interleaved with them. Then one more run under `python -X importtime` lists
+the modules that cost the most to import, by cumulative time (a module's time includes what it imports).
+The last output line is JSON: {"startup_seconds": median, "startup_min_seconds": ..., "startup_runs": [...],
+"startup_target_seconds": 3.0} (and startup_eager_seconds, startup_eager_runs with --compare-eager).
 """
 
 from __future__ import annotations
@@ -48,25 +50,24 @@ def time_to_first_episode(game: str = "wordle", model: str = "expert", eager: bo
     with tempfile.TemporaryDirectory(prefix="playpen-startup-") as tmp:
         results = Path(tmp) / "results"
         command = [sys.executable, "-m", "playpen", "play", "-g", game, "-m", model, "-r", str(results)]
-        start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=tmp, env=_environment(eager), stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            while not _first_episode(results):
-                if process.poll() is not None:  # finished (or failed) before any episode was seen
-                    if _first_episode(results):
-                        break
-                    raise RuntimeError(f"{' '.join(command)} recorded no episode (exit {process.returncode}): "
-                                       f"{process.stderr.read().decode(errors='replace')[-2000:]}")
-                if time.perf_counter() - start > timeout:
-                    raise TimeoutError(f"no episode recorded within {timeout:.0f}s: {' '.join(command)}")
-                time.sleep(POLL_SECONDS)
-            return time.perf_counter() - start
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-            process.wait()
-            process.stderr.close()
+        with open(Path(tmp) / "stderr.txt", "w+") as stderr:  # a file: an unread pipe could fill and block it
+            start = time.perf_counter()
+            process = subprocess.Popen(command, cwd=tmp, env=_environment(eager), stdout=subprocess.DEVNULL,
+                                       stderr=stderr, start_new_session=True)
+            try:
+                while not _first_episode(results):
+                    if process.poll() is not None and not _first_episode(results):  # ended without an episode
+                        stderr.seek(0)
+                        raise RuntimeError(f"{' '.join(command)} recorded no episode (exit {process.returncode}): "
+                                           f"{stderr.read()[-2000:]}")
+                    if time.perf_counter() - start > timeout:
+                        raise TimeoutError(f"no episode recorded within {timeout:.0f}s: {' '.join(command)}")
+                    time.sleep(POLL_SECONDS)
+                return time.perf_counter() - start
+            finally:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGTERM)
+                process.wait()
 
 
 def import_breakdown(game: str = "wordle", model: str = "expert", top: int = 15, eager: bool = False
