@@ -24,14 +24,17 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import threading
+from pathlib import Path
 from types import ModuleType
 
 # Packages executed on first use.
 DEFERRED = ("nltk",)
 # Optional modules a package imports in `try ... except ModuleNotFoundError` while it is itself being
-# imported: module -> that package. Reported missing then only; imported normally afterwards.
+# imported: module -> that package. Reported missing then only (and only while the package's source still
+# has that `try`); imported normally afterwards.
 OPTIONAL_AT_IMPORT = {"openenv.core.env_server.web_interface": "openenv.core.env_server"}
 
 
@@ -39,6 +42,20 @@ def _initializing(name: str) -> bool:
     """Whether module `name` is being executed right now (importlib's own flag on the module's spec)."""
     module = sys.modules.get(name)
     return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
+def _imports_optionally(package: str, module: str) -> bool:
+    """Whether `package`'s code imports `module` in `try: from .module import ... except ModuleNotFoundError`
+    (or ImportError), i.e. goes on without it. Read from its source, so that a release that needs the module
+    gets it: Playpen then starts slower, never fails."""
+    origin = getattr(getattr(sys.modules.get(package), "__spec__", None), "origin", None)
+    try:
+        source = Path(origin).read_text(encoding="utf-8")
+    except (TypeError, OSError, UnicodeDecodeError):
+        return False
+    leaf = re.escape(module.rpartition(".")[2])
+    return re.search(rf"try:\s*\n\s*from \.{leaf} import [^\n(]*\n\s*except (ModuleNotFoundError|ImportError)\b",
+                     source) is not None
 
 
 class _Recording(importlib.abc.Loader):
@@ -139,7 +156,7 @@ class DeferringFinder(importlib.abc.MetaPathFinder):
             existing = sys.modules[name]
             return importlib.util.spec_from_loader(name, _AlreadyImported(existing.__spec__))
         package = self.optional_at_import.get(name)
-        if package is not None and _initializing(package):
+        if package is not None and _initializing(package) and _imports_optionally(package, name):
             raise ModuleNotFoundError(f"{name} is imported when used (playpen.lazy)", name=name)
         if name not in self.deferred:
             return None

@@ -90,6 +90,30 @@ def test_a_deferred_package_executes_once_whatever_touches_it_first(tmp_path):
                      "package_loader": "SourceFileLoader"}
 
 
+def test_an_optional_module_is_left_out_of_its_package_import_only_where_the_package_allows_it(tmp_path):
+    """Declined while the package imports it in `try ... except ModuleNotFoundError`, importable afterwards; a
+    package that imports it unguarded (a later release) gets it."""
+    for name, body in (("guarded", "try:\n    from .ui import show\nexcept ModuleNotFoundError:\n    show = None\n"),
+                       ("unguarded", "from .ui import show\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+        (tmp_path / name / "ui.py").write_text(f"import builtins\nbuiltins.RUNS.append('{name}.ui')\nshow = print\n")
+    state = run_python("""
+        import builtins, json, sys
+        from playpen.lazy import DeferringFinder
+        builtins.RUNS = []
+        sys.path.insert(0, ".")
+        sys.meta_path.insert(0, DeferringFinder(deferred=(), optional_at_import={"guarded.ui": "guarded",
+                                                                               "unguarded.ui": "unguarded"}))
+        import guarded, unguarded
+        at_import = {"runs": list(builtins.RUNS), "guarded": guarded.show is None, "unguarded": unguarded.show is print}
+        from guarded.ui import show
+        print(json.dumps({**at_import, "later": builtins.RUNS, "show": show is print}))
+    """, tmp_path)
+    assert state == {"runs": ["unguarded.ui"], "guarded": True, "unguarded": True,
+                     "later": ["unguarded.ui", "guarded.ui"], "show": True}
+
+
 def test_threads_touching_a_deferred_package_at_once_see_it_executed_once(tmp_path):
     (tmp_path / "slowpkg.py").write_text("import builtins, time\nbuiltins.RUNS.append('slowpkg')\ntime.sleep(0.3)\n"
                                          "VALUE = object()\n")
