@@ -151,7 +151,7 @@ class DeferringFinder(importlib.abc.MetaPathFinder):
         just_imported, self.just_imported = self.just_imported, set()
         if name in just_imported and name in sys.modules:
             # `import nltk.stem` while nltk is still deferred: importlib reads nltk.__path__, which executes
-            # nltk, which imports nltk.stem; importlib then (CPython 3.11) looks nltk.stem up again and would
+            # nltk, which imports nltk.stem; importlib then looks nltk.stem up again (it checked before) and would
             # execute it a second time. The import asks right away, so the module it already has is reused.
             existing = sys.modules[name]
             return importlib.util.spec_from_loader(name, _AlreadyImported(existing.__spec__))
