@@ -126,7 +126,9 @@ def load_causal_lm(spec: ModelSpec, for_training: bool = False):
 
 
 class HFModel(BatchModel):
-    """A local Hugging Face causal LM; `generate_batch` answers many chats in one `generate` call."""
+    """A local Hugging Face causal LM answering many chats at once: through Playpen's decoding loop
+    (`generate_stream`, requests joining and leaving between steps; see backends/decoding.py) where the
+    architecture allows it, else with one `model.generate` call per batch."""
 
     def __init__(self, spec: ModelSpec, model=None, tokenizer=None):
         """`model`/`tokenizer` let a trainer share the very objects it is optimising."""

@@ -37,7 +37,9 @@ class VLLMModel(BatchModel):
             raise PlaypenError(f"model {spec.model_name!r} uses the vllm backend, which needs vLLM and a CUDA "
                                "GPU: pip install -e '.[vllm]' in the clone (or use its huggingface_local entry)") from None
         config = model_config(spec)
-        engine_args = {"enable_lora": bool(config.get("peft_model")), **config.get("vllm", {})}
+        # prefix caching: a player's next prompt extends its last one, and a GRPO group shares its first prompt
+        engine_args = {"enable_lora": bool(config.get("peft_model")), "enable_prefix_caching": True,
+                       **config.get("vllm", {})}
         if "logprobs_mode" in {f.name for f in dataclasses.fields(vllm.EngineArgs)}:
             # log-probs of the sampling distribution (after temperature), as HFModel records them; vLLM's default
             # is the raw logits' log-softmax

@@ -322,3 +322,53 @@ def test_generation_seconds_count_the_time_a_local_model_was_generating(in_tmp_c
     calls = next(iter(engine._servers.values())).calls
     assert calls > 1
     assert 0.05 * calls <= stats.generation_seconds <= stats.seconds
+
+
+class StreamingModel(BatchModel):
+    """A local model with a decoding loop: it answers one request per step, the oldest first, and takes new
+    requests between steps; it records how many it was holding whenever new ones joined."""
+
+    def __init__(self):
+        super().__init__(ModelSpec(model_name="streaming", backend="test"))
+        self.set_gen_args(temperature=0.0, max_tokens=5)
+        self.decoder = self  # the engine streams to models whose decoder is set
+        self.joined_while_busy = 0
+
+    def generate_batch(self, batch, previous=None):
+        raise AssertionError("a streaming model is not called batch by batch")
+
+    def generate_stream(self, take, give, batch_size):
+        import time
+
+        holding = []
+        while True:
+            new = take(batch_size - len(holding))
+            if new and holding:
+                self.joined_while_busy += 1
+            holding += new
+            if not holding:
+                return
+            time.sleep(0.005)  # a decoding step: the episodes answered so far move on meanwhile
+            key, _, _ = holding.pop(0)
+            give(key, Generation("explanation: common letters\nguess: crane"))
+
+
+def test_a_streaming_model_answers_each_request_when_done_and_takes_new_ones_meanwhile(in_tmp_cwd):
+    model = StreamingModel()
+    engine = Engine([model], batch_size=8, concurrency=8, progress=False)
+    results = engine.run(wordle_tasks(n=8))
+    assert all(len(r.players[0].turns) > 1 for r in results)  # several guesses each
+    assert model.joined_while_busy > 0  # next turns joined while earlier requests were still unanswered
+    assert engine.stats.requests == sum(len(r.players[0].turns) for r in results)
+
+
+class BrokenStreamingModel(StreamingModel):
+    def generate_stream(self, take, give, batch_size):
+        take(batch_size)
+        raise RuntimeError("decoding loop failed")
+
+
+def test_a_failing_decoding_loop_fails_its_requests_instead_of_hanging(in_tmp_cwd):
+    engine = Engine([BrokenStreamingModel()], batch_size=4, progress=False)
+    results = asyncio.run(asyncio.wait_for(engine.arun(wordle_tasks(n=3)), timeout=60))
+    assert all(r.outcome == "aborted" and "decoding loop failed" in r.error for r in results)
