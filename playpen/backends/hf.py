@@ -126,6 +126,14 @@ def load_causal_lm(spec: ModelSpec, for_training: bool = False):
     return model
 
 
+def default_kv_budget(device: torch.device) -> int:
+    """Bytes of kept KV caches (for next turns) by default: a quarter of the GPU memory still free once the model
+    is loaded (a turn's keys and values for a 7B model are ~100 MB), or 1 GiB on the CPU."""
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0] * 0.25)
+    return 2**30
+
+
 class HFModel(BatchModel):
     """A local Hugging Face causal LM answering many chats at once: through Playpen's decoding loop
     (`generate_stream`, requests joining and leaving between steps; see backends/decoding.py) where the
@@ -151,7 +159,7 @@ class HFModel(BatchModel):
         # cache) where the architecture allows it; "generate" in the model_config forces model.generate.
         self.decoder = None
         if config.get("decoding", "playpen") != "generate" and supports_decoder(self.model):
-            budget = int(config.get("kv_reuse_bytes", 2**30))
+            budget = int(config.get("kv_reuse_bytes", default_kv_budget(self.device)))
             self.decoder = Decoder(self.model, self.tokenizer.pad_token_id, self.stop_ids, budget)
         # On the CPU the engine plays the episodes' game logic while the loop generates: torch's threads leave it a
         # core, as threads waiting at torch's barriers on an oversubscribed CPU cost far more than the core gives
