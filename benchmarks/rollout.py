@@ -1,6 +1,7 @@
 """Rollout throughput: Playpen's engine against clemcore's runners on the same work, in one run.
 
-    python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05] [--model-dir DIR] [--only multiturn]
+    python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05] [--model-dir DIR] [--only hf,server,multiturn]
+                                 [--profile FILE] [--playpen-threads N]
 
 (a) hf:     the tiny local HF model plays wordle, wordle_withclue and wordle_withcritic (30 instances each,
             greedy, both with clem's default of 300 max tokens): `playpen play` vs `clem run -b 16`.
@@ -62,7 +63,7 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     import clemcore.clemgame  # noqa: F401
     import openai  # noqa: F401
     import peft  # noqa: F401
-    import torch  # noqa: F401
+    import torch
     import transformers  # noqa: F401
 
     import playpen.engine  # noqa: F401
@@ -73,6 +74,8 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     if name.startswith("playpen"):
         from playpen.play import play
 
+        if args.playpen_threads:  # a diagnosis: torch's default is one thread per core, clemcore's HF backend 1
+            torch.set_num_threads(args.playpen_threads)
         profiler = None
         if args.profile:  # the engine's own thread only: the model generates in a worker thread
             import cProfile
@@ -176,7 +179,8 @@ def stub_reply(messages: list[dict]) -> str:
 
 def run_side(name: str, args: argparse.Namespace) -> dict:
     cmd = [sys.executable, __file__, "--worker", name, "--workdir", args.workdir, "--max-tokens", str(args.max_tokens),
-           "--batch-size", str(args.batch_size), "--concurrency", str(args.concurrency)]
+           "--batch-size", str(args.batch_size), "--concurrency", str(args.concurrency),
+           "--playpen-threads", str(args.playpen_threads)]
     if args.profile and name == "playpen-multiturn":
         cmd += ["--profile", str(Path(args.profile).resolve())]
     done = subprocess.run(cmd, cwd=args.workdir, capture_output=True, text=True)
@@ -217,6 +221,8 @@ def main() -> None:
     parser.add_argument("--model-dir", help="build the multi-turn model here, or reuse the one built here before "
                                             "(default: build it afresh in the run's temporary folder)")
     parser.add_argument("--sft-threads", type=int, default=1, help="torch threads for building the multi-turn model")
+    parser.add_argument("--playpen-threads", type=int, default=0,
+                        help="torch threads on Playpen's side (default: torch's own choice, one per core)")
     parser.add_argument("--profile", help="write a cProfile of Playpen's multi-turn side (its engine thread) here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
