@@ -7,7 +7,6 @@
             greedy, both with clem's default of 300 max tokens): `playpen play` vs `clem run -b 16`.
 (b) server: a local OpenAI-compatible stub answering after 50 ms; 60 episodes of wordle_withcritic, both
             roles calling the server: Playpen's async backend vs clemcore's openai_compatible backend.
-
 (c) multiturn: a local model that plays valid moves for many turns: the tiny model after a short SFT on the
             expert players' won episodes of the train split (built here, offline; `--model-dir DIR` keeps it
             in DIR and reuses it on the next run) plays every instance of MULTITURN_GAMES, greedy, same max
