@@ -1,20 +1,29 @@
 """Rollout throughput: Playpen's engine against clemcore's runners on the same work, in one run.
 
-    python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05]
+    python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05] [--model-dir DIR] [--only hf,server,multiturn]
+                                 [--profile FILE] [--playpen-threads N]
 
 (a) hf:     the tiny local HF model plays wordle, wordle_withclue and wordle_withcritic (30 instances each,
             greedy, both with clem's default of 300 max tokens): `playpen play` vs `clem run -b 16`.
 (b) server: a local OpenAI-compatible stub answering after 50 ms; 60 episodes of wordle_withcritic, both
             roles calling the server: Playpen's async backend vs clemcore's openai_compatible backend.
+(c) multiturn: a local model that plays valid moves for many turns: the tiny model after a short SFT on the
+            expert players' won episodes of the train split (built here, offline; `--model-dir DIR` keeps it
+            in DIR and reuses it on the next run) plays every instance of MULTITURN_GAMES, greedy, same max
+            tokens: `playpen play` vs `clem run -b 16`. Reported with requests per episode, the share of
+            episodes both sides played move for move alike, and the share of Playpen's run time (the engine's
+            RunStats.seconds) in which the model was generating (RunStats.generation_seconds).
 
 Each side runs in its own process (clemcore's HF backend sets torch to one thread for its process) and
 times its library-level run call, model loading included, interpreter and imports excluded. The last
-output line is JSON: {"hf_ratio": x, "server_ratio": y} (Playpen's episodes/s over clemcore's).
+output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "hf_ratio": y, "server_ratio": z, ...}
+(a ratio is Playpen's episodes/s over clemcore's).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -24,6 +33,17 @@ import time
 from pathlib import Path
 
 WORDLE_GAMES = ["wordle", "wordle_withclue", "wordle_withcritic"]
+COMPARISONS = ("hf", "server", "multiturn")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
+# The multi-turn games: after the short SFT below, the tiny model keeps to the wordle games' format for many
+# turns (it does not read the feedback, so it rarely wins: mostly six valid guesses and a loss; with the critic,
+# 13-14 requests of both roles before an abort).
+MULTITURN_GAMES = WORDLE_GAMES
+MULTITURN_MODEL = "tiny-sft"
+# The expert players' won train episodes of those games, learned for the format (not for skill). Batches of 4
+# keep each step cheap; 300 steps (about 4 epochs) give episodes of 8.5 requests (200 steps of 8: 3.6, at twice
+# the building time; see docs/benchmarks.md).
+MULTITURN_SFT = ["max_steps=300", "learning_rate=3e-3", "batch_size=4", "logging_steps=50", "save_steps=0", "seed=0"]
 
 
 def _quiet() -> None:
@@ -43,22 +63,35 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     import clemcore.clemgame  # noqa: F401
     import openai  # noqa: F401
     import peft  # noqa: F401
-    import torch  # noqa: F401
+    import torch
     import transformers  # noqa: F401
 
     import playpen.engine  # noqa: F401
-    games = WORDLE_GAMES if name.endswith("hf") else ["wordle_withcritic"]
-    model = "tiny" if name.endswith("hf") else "stub"
-    instances = None if name.endswith("hf") else str(Path(args.workdir) / "withcritic60")
+    kind = name.split("-", 1)[1]
+    games = {"hf": WORDLE_GAMES, "server": ["wordle_withcritic"], "multiturn": MULTITURN_GAMES}[kind]
+    model = {"hf": "tiny", "server": "stub", "multiturn": MULTITURN_MODEL}[kind]
+    instances = str(Path(args.workdir) / "withcritic60") if kind == "server" else None
     if name.startswith("playpen"):
         from playpen.play import play
 
+        if args.playpen_threads:  # a diagnosis: torch's default is one thread per core, clemcore's HF backend 1
+            torch.set_num_threads(args.playpen_threads)
+        profiler = None
+        if args.profile:  # the engine's own thread only: the model generates in a worker thread
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         start = time.perf_counter()
         results, stats, _ = play(games, [model], max_tokens=args.max_tokens, results_dir=f"results-{name}",
                                  instances_file=instances, batch_size=args.batch_size, concurrency=args.concurrency,
                                  progress=False)
         seconds = time.perf_counter() - start
-        return {"seconds": seconds, "episodes": len(results), "requests": stats.requests}
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
+        return {"seconds": seconds, "episodes": len(results), "requests": stats.requests,
+                "engine_seconds": stats.seconds, "generation_seconds": stats.generation_seconds}
     from clemcore import cli as clem_cli
     from clemcore.backends import ModelSpec
 
@@ -73,14 +106,58 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     return {"seconds": seconds, "episodes": episodes}
 
 
-def prepare(workdir: Path, server_url: str) -> None:
-    """A tiny model, the stub model entries, key.json and a 60-episode wordle_withcritic file."""
+def multiturn_model(model_dir: Path, threads: int) -> dict:
+    """The registry entry of the multi-turn model: built in model_dir (create-tiny, then SFT on the experts'
+    won train episodes of MULTITURN_GAMES, as the demo and the learning benchmark do it), or the one an
+    earlier run built there with the same recipe."""
+    from playpen.files import atomic_write_json, read_json
+    from playpen.tiny import create_tiny
+    from playpen.trainers.runner import run_trainer
+
+    _quiet()
+    marker = model_dir / "bench-model.json"
+    recipe = {"games": MULTITURN_GAMES, "sft": MULTITURN_SFT}
+    if marker.is_file():
+        saved = read_json(marker, "benchmark model file")
+        if saved.get("recipe") == recipe and Path(saved["entry"]["huggingface_id"]).is_dir():
+            print(f"multiturn: reusing the model in {model_dir}", flush=True)
+            return saved["entry"]
+    import torch
+
+    model_dir.mkdir(parents=True, exist_ok=True)
+    previous, before = Path.cwd(), torch.get_num_threads()
+    # one thread: on shared cores two threads made each optimisation step several times slower (measured)
+    torch.set_num_threads(threads)
+    os.chdir(model_dir)
+    start = time.perf_counter()
+    try:
+        create_tiny("tiny")
+        with contextlib.redirect_stdout(sys.stderr):  # TRL's progress logs
+            run_trainer(EXAMPLES / "sft_trainer_simple.py", "tiny",
+                        settings=[f"games={','.join(MULTITURN_GAMES)}", *MULTITURN_SFT])
+        entries = read_json(model_dir / "model_registry.json", "model registry")
+        entry = next(e for e in entries if e["model_name"] == MULTITURN_MODEL)
+    finally:
+        os.chdir(previous)
+        torch.set_num_threads(before)
+    atomic_write_json(marker, {"recipe": recipe, "entry": entry})
+    print(f"multiturn: built {MULTITURN_MODEL} in {model_dir} ({time.perf_counter() - start:.0f} s: create-tiny, "
+          f"the experts' train episodes, SFT {' '.join(MULTITURN_SFT)})", flush=True)
+    return entry
+
+
+def prepare(workdir: Path, server_url: str, args: argparse.Namespace) -> None:
+    """A tiny model, the multi-turn model, the stub model entries, key.json and a 60-episode wordle_withcritic
+    file."""
     os.chdir(workdir)
     from playpen.registry import GAMES_DIR, load_instances, register_model, select_games
     from playpen.tiny import create_tiny
 
     (workdir / "game_registry.json").write_text(json.dumps([{"benchmark_path": str(GAMES_DIR)}]))  # for clem
     create_tiny("tiny")
+    if "multiturn" in args.only:
+        model_dir = Path(args.model_dir).resolve() if args.model_dir else workdir / "multiturn-model"
+        register_model(multiturn_model(model_dir, args.sft_threads))
     register_model({"model_name": "stub", "backend": "openai_compatible", "model_id": "stub", "base_url": server_url,
                     "model_config": {"max_retries": 0}})
     (workdir / "key.json").write_text(json.dumps({"openai_compatible": {"api_key": "none", "base_url": server_url}}))
@@ -102,11 +179,35 @@ def stub_reply(messages: list[dict]) -> str:
 
 def run_side(name: str, args: argparse.Namespace) -> dict:
     cmd = [sys.executable, __file__, "--worker", name, "--workdir", args.workdir, "--max-tokens", str(args.max_tokens),
-           "--batch-size", str(args.batch_size), "--concurrency", str(args.concurrency)]
+           "--batch-size", str(args.batch_size), "--concurrency", str(args.concurrency),
+           "--playpen-threads", str(args.playpen_threads)]
+    if args.profile and name == "playpen-multiturn":
+        cmd += ["--profile", str(Path(args.profile).resolve())]
     done = subprocess.run(cmd, cwd=args.workdir, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def episode_moves(results_dir: Path) -> dict[tuple[str, ...], list[str]]:
+    """Per episode (game, experiment, instance folder): the players' answers in order, from interactions.json
+    (both tools write clemcore's layout)."""
+    moves = {}
+    for path in results_dir.rglob("interactions.json"):
+        turns = json.loads(path.read_text(encoding="utf-8"))["turns"]
+        moves[path.parts[-4:-1]] = [str(event["action"].get("content")) for turn in turns for event in turn
+                                    if str(event.get("from", "")).startswith("Player")]
+    return moves
+
+
+def compare_moves(ours: dict, theirs: dict) -> dict:
+    """Requests per episode on each side and the share of episodes both sides played alike, move for move
+    (greedy decoding of the same model: they should, up to numerical differences of batched generation)."""
+    common = sorted(set(ours) & set(theirs))
+    same = sum(ours[k] == theirs[k] for k in common)
+    return {"episodes_compared": len(common), "identical_share": round(same / len(common), 3) if common else 0.0,
+            "requests_per_episode": round(sum(len(v) for v in ours.values()) / max(1, len(ours)), 2),
+            "clem_requests_per_episode": round(sum(len(v) for v in theirs.values()) / max(1, len(theirs)), 2)}
 
 
 def main() -> None:
@@ -115,6 +216,14 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.05, help="stub server latency in seconds")
     parser.add_argument("--batch-size", type=int, default=96, help="Playpen's batch size for the local model")
     parser.add_argument("--concurrency", type=int, default=96)
+    parser.add_argument("--only", default=",".join(COMPARISONS),
+                        help=f"comparisons to run, comma-separated (default: all of {', '.join(COMPARISONS)})")
+    parser.add_argument("--model-dir", help="build the multi-turn model here, or reuse the one built here before "
+                                            "(default: build it afresh in the run's temporary folder)")
+    parser.add_argument("--sft-threads", type=int, default=1, help="torch threads for building the multi-turn model")
+    parser.add_argument("--playpen-threads", type=int, default=0,
+                        help="torch threads on Playpen's side (default: torch's own choice, one per core)")
+    parser.add_argument("--profile", help="write a cProfile of Playpen's multi-turn side (its engine thread) here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -122,22 +231,43 @@ def main() -> None:
         os.chdir(args.workdir)
         print(json.dumps(worker(args.worker, args)))
         return
+    args.only = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = [c for c in args.only if c not in COMPARISONS]
+    if unknown or not args.only:
+        raise SystemExit(f"--only: choose from {', '.join(COMPARISONS)}, not {', '.join(unknown) or 'nothing'}")
 
     from playpen.testing import StubChatServer
 
     with tempfile.TemporaryDirectory() as tmp, StubChatServer(reply=stub_reply, delay=args.delay) as server:
         args.workdir = tmp
-        prepare(Path(tmp), server.base_url)
-        rows = {name: run_side(name, args) for name in ("playpen-hf", "clem-hf", "playpen-server", "clem-server")}
-    print(f"{'side':<16}{'episodes':>9}{'seconds':>10}{'episodes/s':>12}")
+        prepare(Path(tmp), server.base_url, args)
+        rows = {f"{side}-{kind}": run_side(f"{side}-{kind}", args) for kind in args.only for side in ("playpen", "clem")}
+        moves = (compare_moves(episode_moves(Path(tmp) / "results-playpen-multiturn"),
+                                episode_moves(Path(tmp) / "results-clem-multiturn"))
+                 if "multiturn" in args.only else None)
+    print(f"{'side':<20}{'episodes':>9}{'seconds':>10}{'episodes/s':>12}")
     for name, row in rows.items():
-        print(f"{name:<16}{row['episodes']:>9}{row['seconds']:>10.2f}{row['episodes'] / row['seconds']:>12.2f}")
+        print(f"{name:<20}{row['episodes']:>9}{row['seconds']:>10.2f}{row['episodes'] / row['seconds']:>12.2f}")
 
-    def ratio(kind: str) -> float:
+    def ratio(kind: str) -> float | None:
+        if kind not in args.only:
+            return None
         ours, theirs = rows[f"playpen-{kind}"], rows[f"clem-{kind}"]
         return round((ours["episodes"] / ours["seconds"]) / (theirs["episodes"] / theirs["seconds"]), 2)
 
-    print(json.dumps({"hf_ratio": ratio("hf"), "server_ratio": ratio("server")}))
+    summary: dict = {"multiturn_hf_ratio": ratio("multiturn"), "generation_share": None, "hf_ratio": ratio("hf"),
+                     "server_ratio": ratio("server")}
+    if moves is not None:
+        ours = rows["playpen-multiturn"]
+        summary["generation_share"] = round(ours["generation_seconds"] / ours["engine_seconds"], 3)
+        print(f"multiturn: {', '.join(MULTITURN_GAMES)}; {moves['requests_per_episode']} requests per episode "
+              f"(clem: {moves['clem_requests_per_episode']}); {100 * moves['identical_share']:.0f}% of "
+              f"{moves['episodes_compared']} episodes played move for move alike by both; Playpen's engine ran "
+              f"{ours['engine_seconds']:.2f} s of its {ours['seconds']:.2f} s (the rest: loading), generating "
+              f"{100 * summary['generation_share']:.0f}% of it")
+        summary |= {"multiturn_requests_per_episode": moves["requests_per_episode"],
+                    "multiturn_identical_share": moves["identical_share"]}
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":
