@@ -161,12 +161,9 @@ class HFModel(BatchModel):
         if config.get("decoding", "playpen") != "generate" and supports_decoder(self.model):
             budget = int(config.get("kv_reuse_bytes", default_kv_budget(self.device)))
             self.decoder = Decoder(self.model, self.tokenizer.pad_token_id, self.stop_ids, budget)
-        # On the CPU the engine plays the episodes' game logic while the loop generates: torch's threads leave it a
-        # core, as threads waiting at torch's barriers on an oversubscribed CPU cost far more than the core gives
-        # (measured on 2 cores: 6x slower multi-turn rollouts with 2 torch threads than with 1).
-        self.cpu_threads = 0
-        if self.device.type == "cpu":
-            self.cpu_threads = int(config.get("cpu_threads", 0)) or max(1, torch.get_num_threads() - 1)
+        # torch's CPU threads while generating: torch's own choice unless the model_config sets one (playpen sets
+        # OMP_WAIT_POLICY=PASSIVE, without which more threads than free cores are far slower: playpen/__init__.py)
+        self.cpu_threads = int(config.get("cpu_threads", 0)) if self.device.type == "cpu" else 0
 
     @property
     def device(self) -> torch.device:
@@ -226,7 +223,7 @@ class HFModel(BatchModel):
 
     @contextlib.contextmanager
     def _generating(self):
-        """The model in eval mode (a trainer may share it) and, on the CPU, torch at `cpu_threads` threads."""
+        """The model in eval mode (a trainer may share it) and, on the CPU, torch at `cpu_threads` threads if set."""
         was_training, threads = self.model.training, torch.get_num_threads()
         self.model.eval()
         if self.cpu_threads:
