@@ -192,6 +192,7 @@ class GameRollout:
         self.last_play_seconds = 0.0  # how long the episodes handed to TRL last took to play
         self.last_wait_seconds = 0.0  # how long TRL's step waited for them (= play seconds when synchronous)
         self.pending: Prefetch | None = None
+        self.prefetched = 0  # rollouts that were played in the background
         self._snapshot: Model | None = None
 
     def models_for(self, task: EpisodeTask, learner_model: Model) -> list[Model]:
@@ -220,6 +221,7 @@ class GameRollout:
         started = time.perf_counter()
         if pending is not None and pending.prompts == prompts:
             out, self.last_play_seconds, self.last_results = pending.result()  # a background failure raises here
+            self.prefetched += 1
         else:  # the first step (or the first after resuming): nothing was prefetched, play now with the weights
             if pending is not None:
                 pending.cancel()
@@ -320,8 +322,6 @@ def independent_copy(model: torch.nn.Module) -> torch.nn.Module:
     copied = copy.deepcopy(model)
     for module in copied.modules():
         module.__dict__.pop("forward", None)
-    if getattr(copied, "is_gradient_checkpointing", False):
-        copied.gradient_checkpointing_disable()
     return copied.requires_grad_(False).eval()
 
 
