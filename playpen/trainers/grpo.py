@@ -31,6 +31,7 @@ import shutil
 import threading
 import time
 from collections import defaultdict, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -325,6 +326,15 @@ def independent_copy(model: torch.nn.Module) -> torch.nn.Module:
     return copied.requires_grad_(False).eval()
 
 
+def rollout_threads() -> int | None:
+    """CPU threads for a background rollout's generation: half of torch's (at least one), so that it and the
+    optimisation running beside it do not each claim every core. None where torch's thread count is not per
+    thread (it is with the OpenMP backend of the Linux and Windows builds), so the training's is never changed."""
+    if torch.cuda.is_available() or "parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        return None
+    return max(1, torch.get_num_threads() // 2)
+
+
 class RolloutCancelled(Exception):
     """A background rollout was stopped because training ended before its step."""
 
@@ -356,6 +366,10 @@ class Prefetch:
 
         async def main():
             self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+            threads = rollout_threads()
+            if threads:  # the engine generates in the loop's executor threads: give those their own CPU share
+                self._loop.set_default_executor(ThreadPoolExecutor(initializer=torch.set_num_threads,
+                                                                   initargs=(threads,)))
             if self._cancelled.is_set():  # cancelled before the loop existed
                 raise RolloutCancelled()
             return await engine.arun(tasks)

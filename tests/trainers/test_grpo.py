@@ -454,3 +454,23 @@ def test_a_failing_background_rollout_stops_training_with_its_error(tiny, monkey
     with pytest.raises(RuntimeError, match="went away"):
         _vowel_run(tiny, True, "failing")
     assert not any(t.name == "playpen-rollout" for t in threading.enumerate())
+
+
+def test_a_background_rollout_generates_on_its_share_of_the_cpu(tmp_path):
+    """The engine's generate calls of a background rollout run with half of torch's threads; the training
+    thread keeps all of its own."""
+    import asyncio
+
+    from playpen.trainers.grpo import Prefetch, rollout_threads
+
+    class Engine:
+        async def arun(self, tasks):
+            return await asyncio.to_thread(torch.get_num_threads)
+
+    before = torch.get_num_threads()
+    seen = Prefetch(["a"], lambda run: run.play(Engine(), [], tmp_path / "step")).result()
+    assert torch.get_num_threads() == before
+    expected = rollout_threads()
+    if expected is None:
+        pytest.skip("torch's thread count is not per thread here (not the OpenMP backend, or a GPU)")
+    assert seen == expected == max(1, before // 2)
