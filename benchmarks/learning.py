@@ -23,7 +23,10 @@ rising over the run (grpo_reward_first/last: mean reward of the first and last q
 With --async, each seed also runs GRPO with async_rollout=true (step n+1 played in the background while step
 n optimises) from the same start on the same seed, so both see the same instances in the same order; the
 JSON line then also has async_quality_gain, async_reward_first/last, sync/async_steps_per_second (optimisation
-steps per second of wall time) and async_speedup (their ratio).
+steps per second of wall time) and async_speedup (their ratio). --async-timing N times the two alone: from
+the start, N rounds of a synchronous and an asynchronous GRPO run of --steps steps, one after the other (so
+that a machine's changing load hits both alike), and prints the median steps per second of each as the JSON
+line {"sync_steps_per_second", "async_steps_per_second", "async_speedup", "rounds", "steps"}.
 """
 
 from __future__ import annotations
@@ -127,6 +130,29 @@ def run(seeds: int, steps: int, compare_async: bool = False) -> dict:
     return {"start": start, "arms": arms, "curves": curves, "seconds": time.perf_counter() - started, **extra}
 
 
+def async_timing(rounds: int, steps: int) -> dict:
+    """Steps per second of synchronous and asynchronous GRPO from the same start, interleaved over rounds."""
+    from playpen.tiny import create_tiny
+
+    _quiet()
+    create_tiny("tiny")
+    train("sft_trainer_simple.py", "tiny", [*START, "seed=0"])
+    speed: dict[str, list[float]] = {"sync": [], "async": []}
+    for round_ in range(rounds):
+        for arm in speed:
+            trainer = train("grpo_trainer.py", "tiny-sft", [*GRPO, "seed=0", f"max_steps={steps}",
+                                                            f"async_rollout={arm == 'async'}"],
+                            teacher="expert", temperature=1.0)
+            took = timing(trainer)
+            speed[arm].append(took["steps_per_second"])
+            print(f"round {round_} {arm:<5} {took['steps_per_second']:.4f} steps/s; per rollout "
+                  f"{took['play_seconds_per_rollout']:.2f} s playing, {took['wait_seconds_per_rollout']:.2f} s "
+                  f"waited for; {took['optimise_seconds_per_step']:.2f} s optimising per step", flush=True)
+    median = {arm: statistics.median(values) for arm, values in speed.items()}
+    return {"sync_steps_per_second": round(median["sync"], 5), "async_steps_per_second": round(median["async"], 5),
+            "async_speedup": round(median["async"] / median["sync"], 3), "rounds": rounds, "steps": steps}
+
+
 def report(outcome: dict, seeds: int) -> dict:
     def stats(values: list[float]) -> str:
         std = statistics.stdev(values) if len(values) > 1 else 0.0
@@ -185,13 +211,18 @@ def main() -> None:
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary folder)")
     parser.add_argument("--async", dest="compare_async", action="store_true",
                         help="also run GRPO with async_rollout on each seed and compare speed and learning")
+    parser.add_argument("--async-timing", type=int, default=0, metavar="ROUNDS",
+                        help="only time sync against async GRPO, interleaved over this many rounds")
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="playpen-learning-"))
     work.mkdir(parents=True, exist_ok=True)
     previous = Path.cwd()
     os.chdir(work)
     try:
-        summary = report(run(args.seeds, args.steps, args.compare_async), args.seeds)
+        if args.async_timing:
+            summary = async_timing(args.async_timing, args.steps)
+        else:
+            summary = report(run(args.seeds, args.steps, args.compare_async), args.seeds)
     finally:
         os.chdir(previous)
         if not args.keep:
