@@ -1,6 +1,6 @@
 """Does a model learn by playing? GRPO against more SFT from the same start, on instances never trained on.
 
-    python benchmarks/learning.py [--seeds 3] [--keep DIR]
+    python benchmarks/learning.py [--seeds 3] [--keep DIR] [--async]
 
 A tiny model is created here (random weights, a tokenizer trained on the games' text; offline) and taught
 referencegame's Giver role by SFT on the expert's episodes (train split): the start. From that one checkpoint
@@ -19,6 +19,14 @@ It prints a table (mean and std over seeds of % Played and Quality, per arm) and
 {"grpo_quality_gain": x, "sft_quality_gain": y, "game": ..., "seeds": n, "seconds": s, ...}: a gain is the
 validation Quality after minus at the start. Target: grpo_quality_gain >= 10, with the GRPO training reward
 rising over the run (grpo_reward_first/last: mean reward of the first and last quarter of the steps).
+
+With --async, each seed also runs GRPO with async_rollout=true (step n+1 played in the background while step
+n optimises) from the same start on the same seed, so both see the same instances in the same order; the
+JSON line then also has async_quality_gain, async_reward_first/last, sync/async_steps_per_second (optimisation
+steps per second of wall time) and async_speedup (their ratio). --async-timing N times the two alone: from
+the start, N rounds of a synchronous and an asynchronous GRPO run of --steps steps, one after the other (so
+that a machine's changing load hits both alike), and prints the median steps per second of each as the JSON
+line {"sync_steps_per_second", "async_steps_per_second", "async_speedup", "rounds", "steps"}.
 """
 
 from __future__ import annotations
@@ -82,7 +90,12 @@ def rewards(trainer) -> list[float]:
     return [e["reward"] for e in trainer.log_history if "reward" in e]
 
 
-def run(seeds: int, steps: int) -> dict:
+def timing(trainer) -> dict:
+    """Where a GRPO run's time went (training.json's "timing": steps per second, play, wait, optimise)."""
+    return json.loads((trainer.output_dir / "training.json").read_text())["timing"]
+
+
+def run(seeds: int, steps: int, compare_async: bool = False) -> dict:
     from playpen.tiny import create_tiny
 
     _quiet()
@@ -93,6 +106,7 @@ def run(seeds: int, steps: int) -> dict:
     print(f"start (SFT, {START[0]}): played {start['played']:.1f}, quality {start['quality']:.1f}", flush=True)
     arms: dict[str, list[dict]] = {"grpo": [], "sft": []}
     curves = []
+    extra: dict[str, list] = {"async": [], "async_curves": [], "sync_timing": [], "async_timing": []}
     for seed in range(seeds):
         t0 = time.perf_counter()
         grpo = train("grpo_trainer.py", "tiny-sft", [*GRPO, f"seed={seed}", f"max_steps={steps}"],
@@ -100,11 +114,43 @@ def run(seeds: int, steps: int) -> dict:
         budget = time.perf_counter() - t0
         curves.append(rewards(grpo))
         arms["grpo"].append(evaluate("tiny-sft-grpo", f"eval/grpo-{seed}"))
+        if compare_async:  # the same seed, start and instances, step n+1 played while step n optimises
+            extra["sync_timing"].append(timing(grpo))
+            fast = train("grpo_trainer.py", "tiny-sft", [*GRPO, f"seed={seed}", f"max_steps={steps}",
+                                                         "async_rollout=true"], teacher="expert", temperature=1.0)
+            extra["async_timing"].append(timing(fast))
+            extra["async_curves"].append(rewards(fast))
+            extra["async"].append(evaluate("tiny-sft-grpo", f"eval/grpo-async-{seed}"))
+            print(f"seed {seed}: grpo async {extra['async'][-1]}, {extra['sync_timing'][-1]['steps_per_second']} "
+                  f"steps/s sync, {extra['async_timing'][-1]['steps_per_second']} async", flush=True)
         train("sft_trainer_simple.py", "tiny-sft", [*SFT, f"seed={seed}", f"max_seconds={budget:.1f}"])
         arms["sft"].append(evaluate("tiny-sft-sft", f"eval/sft-{seed}"))
         print(f"seed {seed}: grpo {arms['grpo'][-1]} ({len(curves[-1])} logged steps), sft {arms['sft'][-1]}, "
               f"{budget:.0f} s each", flush=True)
-    return {"start": start, "arms": arms, "curves": curves, "seconds": time.perf_counter() - started}
+    return {"start": start, "arms": arms, "curves": curves, "seconds": time.perf_counter() - started, **extra}
+
+
+def async_timing(rounds: int, steps: int) -> dict:
+    """Steps per second of synchronous and asynchronous GRPO from the same start, interleaved over rounds."""
+    from playpen.tiny import create_tiny
+
+    _quiet()
+    create_tiny("tiny")
+    train("sft_trainer_simple.py", "tiny", [*START, "seed=0"])
+    speed: dict[str, list[float]] = {"sync": [], "async": []}
+    for round_ in range(rounds):
+        for arm in speed:
+            trainer = train("grpo_trainer.py", "tiny-sft", [*GRPO, "seed=0", f"max_steps={steps}",
+                                                            f"async_rollout={arm == 'async'}"],
+                            teacher="expert", temperature=1.0)
+            took = timing(trainer)
+            speed[arm].append(took["steps_per_second"])
+            print(f"round {round_} {arm:<5} {took['steps_per_second']:.4f} steps/s; per rollout "
+                  f"{took['play_seconds_per_rollout']:.2f} s playing, {took['wait_seconds_per_rollout']:.2f} s "
+                  f"waited for; {took['optimise_seconds_per_step']:.2f} s optimising per step", flush=True)
+    median = {arm: statistics.median(values) for arm, values in speed.items()}
+    return {"sync_steps_per_second": round(median["sync"], 5), "async_steps_per_second": round(median["async"], 5),
+            "async_speedup": round(median["async"] / median["sync"], 3), "rounds": rounds, "steps": steps}
 
 
 def report(outcome: dict, seeds: int) -> dict:
@@ -113,20 +159,49 @@ def report(outcome: dict, seeds: int) -> dict:
         return f"{statistics.mean(values):6.1f} ± {std:4.1f}"
 
     start = outcome["start"]
+    runs = {"grpo": outcome["arms"]["grpo"], "sft": outcome["arms"]["sft"], "async": outcome.get("async") or []}
     print(f"\n{GAME}, validation split, {seeds} seeds (mean ± std)")
-    print(f"{'arm':<14}{'% played':>16}{'quality':>16}")
-    print(f"{'start (SFT)':<14}{start['played']:>9.1f}{'':7}{start['quality']:>9.1f}")
-    for arm, label in (("grpo", "+ GRPO"), ("sft", "+ more SFT")):
-        runs = outcome["arms"][arm]
-        print(f"{label:<14}{stats([r['played'] for r in runs]):>16}{stats([r['quality'] for r in runs]):>16}")
-    quarters = [(c[: max(1, len(c) // 4)], c[-max(1, len(c) // 4):]) for c in outcome["curves"] if c]
-    first = statistics.mean(statistics.mean(a) for a, _ in quarters) if quarters else float("nan")
-    last = statistics.mean(statistics.mean(b) for _, b in quarters) if quarters else float("nan")
+    print(f"{'arm':<16}{'% played':>16}{'quality':>16}")
+    print(f"{'start (SFT)':<16}{start['played']:>9.1f}{'':7}{start['quality']:>9.1f}")
+    for arm, label in (("grpo", "+ GRPO"), ("async", "+ GRPO async"), ("sft", "+ more SFT")):
+        if runs[arm]:
+            print(f"{label:<16}{stats([r['played'] for r in runs[arm]]):>16}"
+                  f"{stats([r['quality'] for r in runs[arm]]):>16}")
+    first, last = reward_quarters(outcome["curves"])
     print(f"GRPO training reward: {first:.3f} in the first quarter of the steps, {last:.3f} in the last")
-    gain = {arm: statistics.mean(r["quality"] for r in outcome["arms"][arm]) - start["quality"] for arm in ("grpo", "sft")}
-    return {"grpo_quality_gain": round(gain["grpo"], 2), "sft_quality_gain": round(gain["sft"], 2), "game": GAME,
-            "seeds": seeds, "seconds": round(outcome["seconds"], 1), "start_quality": round(start["quality"], 2),
-            "grpo_reward_first": round(first, 4), "grpo_reward_last": round(last, 4)}
+    gain = {arm: statistics.mean(r["quality"] for r in runs[arm]) - start["quality"] for arm in runs if runs[arm]}
+    summary = {"grpo_quality_gain": round(gain["grpo"], 2), "sft_quality_gain": round(gain["sft"], 2), "game": GAME,
+               "seeds": seeds, "seconds": round(outcome["seconds"], 1), "start_quality": round(start["quality"], 2),
+               "grpo_reward_first": round(first, 4), "grpo_reward_last": round(last, 4)}
+    if runs["async"]:
+        async_first, async_last = reward_quarters(outcome["async_curves"])
+        print(f"GRPO async training reward: {async_first:.3f} in the first quarter, {async_last:.3f} in the last")
+        for label, curves in (("sync ", outcome["curves"]), ("async", outcome["async_curves"])):
+            for seed, curve in enumerate(curves):
+                print(f"reward per logged step, {label} seed {seed}: {' '.join(f'{r:.2f}' for r in curve)}")
+        speed = {}
+        for label in ("sync", "async"):
+            times = outcome[f"{label}_timing"]
+            speed[label] = statistics.mean(t["steps_per_second"] for t in times)
+            play = statistics.mean(t["play_seconds_per_rollout"] for t in times)
+            wait = statistics.mean(t["wait_seconds_per_rollout"] for t in times)
+            optimise = statistics.mean(t["optimise_seconds_per_step"] for t in times)
+            print(f"{label:<5} {speed[label]:.4f} steps/s; per rollout {play:.2f} s playing, {wait:.2f} s waited for; "
+                  f"{optimise:.2f} s optimising per step")
+        summary.update({"async_quality_gain": round(gain["async"], 2), "async_reward_first": round(async_first, 4),
+                        "async_reward_last": round(async_last, 4), "sync_steps_per_second": round(speed["sync"], 5),
+                        "async_steps_per_second": round(speed["async"], 5),
+                        "async_speedup": round(speed["async"] / speed["sync"], 3)})
+    return summary
+
+
+def reward_quarters(curves: list[list[float]]) -> tuple[float, float]:
+    """The mean training reward of the first and of the last quarter of the logged steps, over seeds."""
+    quarters = [(c[: max(1, len(c) // 4)], c[-max(1, len(c) // 4):]) for c in curves if c]
+    if not quarters:
+        return float("nan"), float("nan")
+    return (statistics.mean(statistics.mean(a) for a, _ in quarters),
+            statistics.mean(statistics.mean(b) for _, b in quarters))
 
 
 def main() -> None:
@@ -134,13 +209,20 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=90, help="GRPO steps per seed (the SFT arm gets their time)")
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary folder)")
+    parser.add_argument("--async", dest="compare_async", action="store_true",
+                        help="also run GRPO with async_rollout on each seed and compare speed and learning")
+    parser.add_argument("--async-timing", type=int, default=0, metavar="ROUNDS",
+                        help="only time sync against async GRPO, interleaved over this many rounds")
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="playpen-learning-"))
     work.mkdir(parents=True, exist_ok=True)
     previous = Path.cwd()
     os.chdir(work)
     try:
-        summary = report(run(args.seeds, args.steps), args.seeds)
+        if args.async_timing:
+            summary = async_timing(args.async_timing, args.steps)
+        else:
+            summary = report(run(args.seeds, args.steps, args.compare_async), args.seeds)
     finally:
         os.chdir(previous)
         if not args.keep:

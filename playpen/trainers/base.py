@@ -242,8 +242,10 @@ class PlaypenTrainer:
         name = self.register(checkpoint, adapter=adapter)
         flat = getattr(trainer, "flat_groups", None)
         groups = getattr(trainer, "all_groups", 0)
+        timing = getattr(trainer, "timing", None)  # online trainers: seconds playing and optimising (StepTiming)
         check = {"weight_change": self.weight_change, "truncated_samples": self.truncated_samples,
-                 "flat_group_fraction": round(flat / groups, 4) if flat is not None and groups else None}
+                 "flat_group_fraction": round(flat / groups, 4) if flat is not None and groups else None,
+                 "timing": timing.summary() if timing is not None else None}
         warning = no_learning_warning(check["weight_change"], check["flat_group_fraction"])
         if warning:
             print(warning, flush=True)
@@ -388,22 +390,31 @@ def no_learning_warning(weight_change: float | None, flat_group_fraction: float 
 
 
 def plot_curves(log_history: list[dict], path: Path) -> Path | None:
-    """The loss and (for RL) the reward over training steps, from a Trainer's log history."""
+    """The loss and (for RL) the reward over training steps, from a Trainer's log history, and for online
+    training the seconds per step spent playing and optimising."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series = {key: [(e["step"], e[key]) for e in log_history if key in e and "step" in e]
-              for key in ("loss", "reward")}
-    series = {k: v for k, v in series.items() if v}
-    if not series:
+    def points(key: str) -> list[tuple[int, float]]:
+        return [(e["step"], e[key]) for e in log_history if e.get(key) is not None and "step" in e]
+
+    panels = {title: lines for title, lines in (
+        ("loss", {"loss": points("loss")}), ("reward", {"reward": points("reward")}),
+        ("seconds per step", {"play": points("time/play"), "optimise": points("time/optimise")}))
+        if any(lines.values())}
+    if not panels:
         return None
-    fig, axes = plt.subplots(1, len(series), figsize=(5 * len(series), 3.5), squeeze=False)
-    for ax, (key, points) in zip(axes[0], series.items()):
-        ax.plot([s for s, _ in points], [v for _, v in points], marker=".")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.5), squeeze=False)
+    for ax, (title, lines) in zip(axes[0], panels.items()):
+        for label, series in lines.items():
+            if series:
+                ax.plot([s for s, _ in series], [v for _, v in series], marker=".", label=label)
+        if len(lines) > 1:
+            ax.legend()
         ax.set_xlabel("step")
-        ax.set_title(key)
+        ax.set_title(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

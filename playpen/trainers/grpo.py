@@ -20,17 +20,25 @@ Credit assignment is Playpen's (`PlaypenGRPOTrainer` replaces TRL's per-sequence
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import copy
 import dataclasses
 import datetime
+import logging
 import math
+import shutil
+import threading
 import time
-from collections import defaultdict
-from dataclasses import dataclass
+from collections import defaultdict, deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from accelerate.utils import gather_object
 from clemcore.backends import Model, ModelSpec
+from transformers import TrainerCallback
 from trl import GRPOTrainer
 
 from playpen.backends import BatchModel, Generation, model_config
@@ -38,6 +46,8 @@ from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, ta
 from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json
+
+logger = logging.getLogger(__name__)
 
 # The games' own per-turn scores (clemcore round scores) and their best value, for turn-level rewards.
 TURN_SCORES: dict[str, tuple[str, float]] = {
@@ -154,11 +164,18 @@ class TrainerVLLM(BatchModel):
 
 
 class GameRollout:
-    """A TRL GRPO rollout function playing games with the learner (see the module docstring)."""
+    """A TRL GRPO rollout function playing games with the learner (see the module docstring).
+
+    With `async_rollout`, the episodes of the next step are played in a background thread while TRL optimises
+    on the current ones (`Prefetch`), by a snapshot of the weights taken when that rollout starts: the trained
+    model itself is never read while it changes. Those episodes are then one rollout off-policy, which
+    `PlaypenGRPOTrainer` corrects with TRL's truncated importance-sampling ratio. It needs `PlaypenGRPOTrainer`
+    (which knows the next step's prompts) and the Hugging Face path (not use_vllm)."""
 
     def __init__(self, learner: ModelSpec, tasks: dict[str, EpisodeTask], *, partner: Model | None = None,
                  learner_player: int = 0, all_roles: bool = False, reward: EpisodeReward | None = None,
-                 records: str | Path = "playpen-records/grpo", max_tokens: int = 300, batch_size: int = 16):
+                 records: str | Path = "playpen-records/grpo", max_tokens: int = 300, batch_size: int = 16,
+                 async_rollout: bool = False):
         """`partner` plays the other roles of multi-player games (a teacher model or `expert`); without one
         the learner plays them too, and trains `learner_player`'s turns, or every role with `all_roles`."""
         self.learner = learner
@@ -171,8 +188,13 @@ class GameRollout:
         self.records = Path(records) / datetime.datetime.now().strftime("run-%Y%m%d-%H%M%S-%f")
         self.max_tokens = max_tokens
         self.batch_size = batch_size
+        self.async_rollout = async_rollout
         self.last_results: list[EpisodeResult] = []
-        self.last_play_seconds = 0.0
+        self.last_play_seconds = 0.0  # how long the episodes handed to TRL last took to play
+        self.last_wait_seconds = 0.0  # how long TRL's step waited for them (= play seconds when synchronous)
+        self.pending: Prefetch | None = None
+        self.prefetched = 0  # rollouts that were played in the background
+        self._snapshot: Model | None = None
 
     def models_for(self, task: EpisodeTask, learner_model: Model) -> list[Model]:
         others = self.partner or learner_model
@@ -186,6 +208,43 @@ class GameRollout:
         return [f"Player {min(self.learner_player, players - 1) + 1}"]
 
     def __call__(self, prompts: list, trainer) -> dict:
+        prompts = list(map(str, prompts))
+        step = trainer.state.global_step
+        if not self.async_rollout:
+            out, self.last_play_seconds, self.last_results = self.play(prompts, trainer, self.learner_model(trainer),
+                                                                       step)
+            self.last_wait_seconds = self.last_play_seconds
+            return out
+        if getattr(trainer, "use_vllm", False) or not hasattr(trainer, "upcoming_prompts"):
+            raise PlaypenError("async_rollout plays with a snapshot of the weights on the Hugging Face path: train "
+                               "with PlaypenGRPOTrainer and without use_vllm")
+        pending, self.pending = self.pending, None
+        started = time.perf_counter()
+        if pending is not None and pending.prompts == prompts:
+            out, self.last_play_seconds, self.last_results = pending.result()  # a background failure raises here
+            self.prefetched += 1
+        else:  # the first step (or the first after resuming): nothing was prefetched, play now with the weights
+            if pending is not None:
+                pending.cancel()
+            out, self.last_play_seconds, self.last_results = self.play(prompts, trainer, self.learner_model(trainer),
+                                                                       step)
+        self.last_wait_seconds = time.perf_counter() - started
+        upcoming = trainer.upcoming_prompts()
+        if upcoming is not None:
+            next_prompts, next_step = upcoming
+            snapshot = self.snapshot(trainer)  # the weights as they are now, before this step's update
+            self.pending = Prefetch(next_prompts, lambda run: self.play(next_prompts, trainer, snapshot, next_step,
+                                                                        run=run))
+        return out
+
+    def close(self) -> None:
+        """Stop a rollout still playing in the background (training ended before its step) and wait for it."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending.cancel()
+
+    def learner_model(self, trainer) -> Model:
+        """The learner generating with the trainer's own weights (HF) or the trainer's vLLM."""
         from playpen.backends.hf import HFModel
 
         if getattr(trainer, "use_vllm", False):
@@ -194,10 +253,31 @@ class GameRollout:
             model = HFModel(self.learner, model=trainer.accelerator.unwrap_model(trainer.model),
                             tokenizer=trainer.processing_class)
         model.set_gen_args(temperature=trainer.temperature, max_tokens=self.max_tokens)
+        return model
+
+    def snapshot(self, trainer) -> Model:
+        """The learner on a copy of the training weights, refreshed now (in the training thread, between two
+        optimisation steps); it has its own tokenizer, as a tokenizer is not safe to share between threads."""
+        from playpen.backends.hf import HFModel
+
+        weights = trainer.accelerator.unwrap_model(trainer.model)
+        if self._snapshot is None:
+            self._snapshot = HFModel(self.learner, model=independent_copy(weights),
+                                     tokenizer=copy.deepcopy(trainer.processing_class))
+        else:
+            with torch.no_grad():
+                self._snapshot.model.load_state_dict(weights.state_dict())
+        self._snapshot.set_gen_args(temperature=trainer.temperature, max_tokens=self.max_tokens)
+        return self._snapshot
+
+    def play(self, prompts: list[str], trainer, model: Model, step: int, run: Prefetch | None = None
+             ) -> tuple[dict, float, list[EpisodeResult]]:
+        """Play the episodes of one step's prompts with `model`: TRL's samples, the seconds it took and the
+        episodes. `run`, in the background, lets the main thread cancel the episodes."""
         # Consecutive equal prompts are one GRPO group; a group of G samples training R roles plays G / R
         # episodes (rounded up) and takes one sample per role from each.
         groups: list[tuple[str, int]] = []  # (prompt, samples)
-        for prompt in map(str, prompts):
+        for prompt in prompts:
             if groups and groups[-1][0] == prompt:
                 groups[-1] = (prompt, groups[-1][1] + 1)
             else:
@@ -212,15 +292,14 @@ class GameRollout:
                 task.models = self.models_for(task, model)
                 tasks.append(task)
             plan.extend((first + k // len(roles), roles[k % len(roles)], g) for k in range(samples))
-        step = trainer.state.global_step
         rank = trainer.accelerator.process_index
-        writer = ResultsWriter(self.records / f"step_{step:05d}" / f"rank_{rank}", model.name,
-                               Model.to_infos([model] + ([self.partner] if self.partner else [])))
+        folder = self.records / f"step_{step:05d}" / f"rank_{rank}"
+        writer = ResultsWriter(folder, model.name, Model.to_infos([model] + ([self.partner] if self.partner else [])))
         started = time.perf_counter()
-        results = Engine([model], batch_size=self.batch_size, concurrency=max(len(tasks), 1),
-                         results=writer, progress=False, resume=False).run(tasks)
-        self.last_play_seconds = time.perf_counter() - started
-        self.last_results = results
+        engine = Engine([model], batch_size=self.batch_size, concurrency=max(len(tasks), 1), results=writer,
+                        progress=False, resume=False)
+        results = engine.run(tasks) if run is None else run.play(engine, tasks, folder)
+        seconds = time.perf_counter() - started
         tokenizer = trainer.processing_class
         out: dict[str, list] = {key: [] for key in (
             "prompt_ids", "completion_ids", "logprobs", "env_mask", "episode_reward", "episode_outcome",
@@ -234,7 +313,95 @@ class GameRollout:
         atomic_write_json(writer.run_path / "rewards.json",  # the reward of each episode, for `playpen view`
                           {Path(r.path).relative_to(writer.run_path).as_posix(): self.reward(r)
                            for r in results if r.path})
-        return out
+        return out, seconds, results
+
+
+def independent_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """A frozen copy of a model for inference that shares nothing with it. A trainer may have replaced a module's
+    forward by a closure over the original (TRL's fused LM head does): the copy would keep calling the
+    original, so those instance-level forwards are dropped and each module uses its class's own."""
+    copied = copy.deepcopy(model)
+    for module in copied.modules():
+        module.__dict__.pop("forward", None)
+    return copied.requires_grad_(False).eval()
+
+
+def rollout_threads() -> int | None:
+    """CPU threads for a background rollout's generation: half of torch's (at least one), so that it and the
+    optimisation running beside it do not each claim every core. None where torch's thread count is not per
+    thread (it is with the OpenMP backend of the Linux and Windows builds), so the training's is never changed."""
+    if torch.cuda.is_available() or "parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        return None
+    return max(1, torch.get_num_threads() // 2)
+
+
+class RolloutCancelled(Exception):
+    """A background rollout was stopped because training ended before its step."""
+
+
+class Prefetch:
+    """One step's rollout playing in a background thread. `result()` waits for it and raises what it raised;
+    `cancel()` stops its episodes (the generate call in flight finishes first) and waits for the thread."""
+
+    def __init__(self, prompts: list[str], work):
+        self.prompts = prompts
+        self._outcome: tuple | None = None
+        self._error: BaseException | None = None
+        self._cancelled = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task | None = None
+        self._records: Path | None = None
+        self._thread = threading.Thread(target=self._run, args=(work,), name="playpen-rollout", daemon=True)
+        self._thread.start()
+
+    def _run(self, work) -> None:
+        try:
+            self._outcome = work(self)
+        except BaseException as e:  # handed to the training thread by result()
+            self._error = e
+
+    def play(self, engine: Engine, tasks: list[EpisodeTask], records: Path) -> list[EpisodeResult]:
+        """Engine.run, in this thread's own event loop, which cancel() can stop from the training thread."""
+        self._records = records
+
+        async def main():
+            self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+            threads = rollout_threads()
+            if threads:  # the engine generates in the loop's executor threads: give those their own CPU share
+                self._loop.set_default_executor(ThreadPoolExecutor(initializer=torch.set_num_threads,
+                                                                   initargs=(threads,)))
+            if self._cancelled.is_set():  # cancelled before the loop existed
+                raise RolloutCancelled()
+            return await engine.arun(tasks)
+
+        try:
+            return asyncio.run(main())
+        except asyncio.CancelledError:
+            raise RolloutCancelled() from None
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def result(self) -> tuple[dict, float, list[EpisodeResult]]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._outcome  # type: ignore[return-value]
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the loop has already finished
+                pass
+        self._thread.join()
+        if self._records is not None:  # the episodes of a step that never happened are not kept
+            shutil.rmtree(self._records, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                self._records.parent.rmdir()  # the step's folder, when no other process wrote into it
 
 
 def learner_sample(result: EpisodeResult, player: str, reward: EpisodeReward, trained: set[str],
@@ -334,17 +501,124 @@ def _per_turn(sample: Sample) -> dict[int, float]:
     return values
 
 
+IMPORTANCE_SAMPLING_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
+
+
+def importance_weights(current: torch.Tensor, sampling: torch.Tensor, mask: torch.Tensor,
+                       mode: str = "token_truncate", low: float | None = None, high: float | None = 3.0
+                       ) -> torch.Tensor:
+    """The importance-sampling correction TRL applies to vLLM samples, for samples another policy drew:
+    pi_current / pi_sampling per token (`token_*` modes, shape (B, T)) or per sequence (`sequence_*`, the
+    product over its tokens, shape (B, 1)), truncated to [low, high] (`*_truncate`) or set to 0 outside it
+    (`*_mask`). Tokens outside `mask`, or whose sampling log-prob is unknown (NaN), count as a ratio of 1."""
+    diff = torch.nan_to_num((current - sampling) * mask, nan=0.0)
+    if mode not in IMPORTANCE_SAMPLING_MODES:
+        raise PlaypenError(f"importance sampling mode {mode!r} is unknown: choose {', '.join(IMPORTANCE_SAMPLING_MODES)}")
+    level, _, bound = mode.partition("_")
+    ratio = torch.exp(diff.sum(-1, keepdim=True) if level == "sequence" else diff)
+    if bound == "truncate":
+        return torch.clamp(ratio, min=low, max=high)
+    outside = (ratio < (-math.inf if low is None else low)) | (ratio > (math.inf if high is None else high))
+    return ratio.masked_fill(outside, 0.0)
+
+
+@dataclass
+class StepTiming:
+    """Where a GRPO run's time went: playing episodes and optimising, per step (see `summary`)."""
+
+    play: list[float] = field(default_factory=list)  # per rollout: seconds its episodes took to play
+    wait: list[float] = field(default_factory=list)  # per rollout: seconds the training step waited for them
+    optimise: list[float] = field(default_factory=list)  # per optimisation step: its seconds not spent waiting
+    seconds: float = 0.0  # wall time of trainer.train()
+    steps: int = 0  # optimisation steps it ran
+
+    def summary(self) -> dict:
+        """Totals and means for training.json. With a synchronous rollout wait = play; with async_rollout the
+        difference is the playing hidden behind optimisation."""
+        def mean(values: list[float]) -> float | None:
+            return round(sum(values) / len(values), 4) if values else None
+
+        return {"steps": self.steps, "seconds": round(self.seconds, 3),
+                "steps_per_second": round(self.steps / self.seconds, 5) if self.seconds > 0 else None,
+                "rollouts": len(self.play), "play_seconds": round(sum(self.play), 3),
+                "wait_seconds": round(sum(self.wait), 3), "optimise_seconds": round(sum(self.optimise), 3),
+                "play_seconds_per_rollout": mean(self.play), "wait_seconds_per_rollout": mean(self.wait),
+                "optimise_seconds_per_step": mean(self.optimise)}
+
+
 class PlaypenGRPOTrainer(GRPOTrainer):
     """TRL's GRPOTrainer with Playpen's credit assignment (module docstring): per-token advantages from per-turn
     returns, per role and per game, and zero for episodes the learner did not spoil. Also logs the seconds each
-    step spent playing (`time/play`; TRL's `step_time` is the whole step) and the share of groups without
-    reward variance (`playpen/flat_groups`)."""
+    step spent playing (`time/play`), waiting for episodes (`time/wait`, less than time/play when they were
+    played in the background) and optimising (`time/optimise`: the rest of the step), summed up in `timing`,
+    and the share of groups without reward variance (`playpen/flat_groups`).
+
+    With an asynchronous rollout (`GameRollout(async_rollout=True)`) it looks one rollout ahead in the data
+    (`upcoming_prompts`), and corrects the off-policy samples with TRL's truncated importance-sampling ratio
+    (`importance_weights`, configured by GRPOConfig's vllm_importance_sampling_* fields), which TRL itself
+    applies to vLLM samples only."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.game_scale = GameScale()
         self.flat_groups = 0
         self.all_groups = 0
+        self.timing = StepTiming()
+        self.add_callback(_StepClock(self))
+        # the look-ahead for an asynchronous rollout: batches taken from the epoch's iterator ahead of the loop
+        self._epoch_iterator = None
+        self._ahead: deque = deque()
+        self._handed = 0  # batches of this epoch handed to the training loop
+        self._consumed = 0  # batches of this epoch the training steps have taken
+        self._batch_index = 0  # which of them the current step works on
+
+    @property
+    def corrects_off_policy(self) -> bool:
+        """Whether the rollout plays with weights older than the trained ones (and TRL does not correct it)."""
+        return bool(getattr(self.rollout_func, "async_rollout", False)) and not self.use_vllm
+
+    @property
+    def generate_every(self) -> int:
+        """Training batches per rollout: TRL plays once, then optimises num_iterations x steps_per_generation."""
+        return self.args.steps_per_generation * self.num_iterations
+
+    def train(self, *args, **kwargs):
+        try:
+            return super().train(*args, **kwargs)
+        finally:  # whatever ended training (the last step, max_seconds, an error): no rollout left running
+            close = getattr(self.rollout_func, "close", None)
+            if close is not None:
+                close()
+
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        """The loop's next batches, taking `generate_every` more from the iterator ahead of it, so that
+        `upcoming_prompts` can name the next rollout's prompts (the same order as without looking ahead)."""
+        if not self.corrects_off_policy:
+            return super().get_batch_samples(epoch_iterator, num_batches, device)
+        if epoch_iterator is not self._epoch_iterator:  # a new epoch
+            self._epoch_iterator, self._ahead, self._handed, self._consumed = epoch_iterator, deque(), 0, 0
+        while len(self._ahead) < num_batches + self.generate_every:
+            try:
+                self._ahead.append(next(epoch_iterator))
+            except StopIteration:
+                break
+        batches = [self._ahead.popleft() for _ in range(min(num_batches, len(self._ahead)))]
+        self._handed += len(batches)
+        return batches, self._get_num_items_in_batch(batches, device)
+
+    def _prepare_inputs(self, generation_batch):
+        if self.model.training:
+            self._batch_index, self._consumed = self._consumed, self._consumed + 1
+        return super()._prepare_inputs(generation_batch)
+
+    def upcoming_prompts(self) -> tuple[list[str], int] | None:
+        """The prompts of the next rollout and the step that will train on it; None when there is none in this
+        epoch or training ends first (max_steps)."""
+        position = self._batch_index + self.generate_every - self._handed
+        step = self.state.global_step + max(1, self.generate_every // self.args.gradient_accumulation_steps)
+        if not 0 <= position < len(self._ahead) or step >= self.state.max_steps:
+            return None
+        return [str(x["prompt"]) for x in self._ahead[position]], step
 
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)  # also puts the rollout's fields into inputs
@@ -367,4 +641,69 @@ class PlaypenGRPOTrainer(GRPOTrainer):
         metrics["playpen/excluded"].append(sum(not s.counts for s in everyone) / max(len(everyone), 1))
         if isinstance(self.rollout_func, GameRollout):
             metrics["time/play"].append(self.rollout_func.last_play_seconds)
+            metrics["time/wait"].append(self.rollout_func.last_wait_seconds)
+            if mode == "train":
+                self.timing.play.append(self.rollout_func.last_play_seconds)
+                self.timing.wait.append(self.rollout_func.last_wait_seconds)
+        if mode == "train" and self.corrects_off_policy:
+            self._correct_off_policy(output, metrics)
         return output
+
+    def _correct_off_policy(self, output: dict, metrics) -> None:
+        """Weigh each sample's loss by pi_current / pi_sampling (`importance_weights`). The ratio is folded into
+        the advantages: it is never negative, so -min(c * A * w, clip(c) * A * w) = w * -min(c * A, clip(c) * A),
+        which is exactly TRL's loss times the ratio, for every loss type but vespo (which takes the ratio
+        itself)."""
+        current = output.get("old_per_token_logps")  # TRL computed it when it optimises a rollout more than once
+        if current is None:
+            ids = torch.cat([output["prompt_ids"], output["completion_ids"]], dim=1)
+            attention = torch.cat([output["prompt_mask"], output["completion_mask"]], dim=1)
+            with torch.no_grad():
+                current, _, _ = self._get_per_token_logps_and_entropies(
+                    self.model, ids, attention, output["completion_ids"].size(1),
+                    batch_size=self.args.per_device_train_batch_size)
+        mask = output["completion_mask"] * output.get("tool_mask", 1)
+        sampling = output["sampling_per_token_logps"]
+        ratio = importance_weights(current, sampling, mask, self.vllm_importance_sampling_mode,
+                                   self.vllm_importance_sampling_clip_min, self.vllm_importance_sampling_clip_max)
+        if self.loss_type == "vespo":
+            output["importance_sampling_ratio"] = ratio
+        else:
+            output["advantages"] = output["advantages"] * ratio
+        chosen = ratio.flatten() if ratio.shape[1] == 1 else ratio[mask.bool()]
+        if chosen.numel():
+            metrics["sampling/importance_sampling_ratio/mean"].append(chosen.mean().item())
+            metrics["sampling/importance_sampling_ratio/min"].append(chosen.min().item())
+            metrics["sampling/importance_sampling_ratio/max"].append(chosen.max().item())
+        delta = (current - sampling).abs()[mask.bool()]
+        delta = delta[~torch.isnan(delta)]
+        if delta.numel():
+            metrics["sampling/sampling_logp_difference/mean"].append(delta.mean().item())
+
+
+class _StepClock(TrainerCallback):
+    """Times a PlaypenGRPOTrainer's steps: `time/optimise` is each step's seconds minus those it waited for
+    episodes (logging and checkpoints, which come after the step, are left out)."""
+
+    def __init__(self, trainer: PlaypenGRPOTrainer):
+        self.trainer = trainer
+        self.started = self.step_started = 0.0
+        self.waited = 0.0
+        self.first_step = 0
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.started, self.first_step = time.perf_counter(), state.global_step
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.step_started, self.waited = time.perf_counter(), sum(self.trainer.timing.wait)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        timing = self.trainer.timing
+        seconds = time.perf_counter() - self.step_started - (sum(timing.wait) - self.waited)
+        timing.optimise.append(seconds)
+        self.trainer._metrics["train"]["time/optimise"].append(seconds)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        timing = self.trainer.timing
+        timing.seconds += time.perf_counter() - self.started
+        timing.steps += state.global_step - self.first_step

@@ -123,3 +123,17 @@ def test_sft_on_a_game_without_expert_wins_says_how_to_give_data(in_tmp_cwd):
                                  "content": "GREET: hi"}], "meta": {"game": "taboo"}}) + "\n")
     with pytest.raises(PlaypenError, match="no samples in other.jsonl for greeting: samples of other games"):
         trainer.sft_samples(["greeting"], data=str(other))
+
+
+def test_the_curves_draw_play_and_optimise_seconds_when_logged(tmp_path):
+    """One panel per curve family: loss and reward, plus a third with the seconds per step of an online run."""
+    import matplotlib.image
+
+    from playpen.trainers import plot_curves
+
+    offline = [{"step": s, "loss": 1.0 / s} for s in range(1, 4)]
+    online = [{"step": s, "loss": 1.0 / s, "reward": 0.1 * s, "time/play": 2.0, "time/optimise": 3.0}
+              for s in range(1, 4)]
+    widths = [matplotlib.image.imread(plot_curves(history, tmp_path / f"{i}.png")).shape[1]
+              for i, history in enumerate((offline, online))]
+    assert widths[1] == 3 * widths[0]  # 5 inches a panel: loss | loss, reward, seconds per step

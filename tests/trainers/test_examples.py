@@ -241,3 +241,49 @@ def test_self_play_trains_every_role_from_the_same_episodes(tiny):
     assert rollout.trained_players(task) == ["Player 1", "Player 2"]
     with_partner = GameRollout(resolve_model_spec(tiny), tasks, all_roles=True, partner=object())
     assert with_partner.trained_players(task) == ["Player 1"]  # a partner plays the other role
+
+
+@pytest.mark.slow
+def test_grpo_with_async_rollout_resumes_and_records_its_timing(tiny, monkeypatch):
+    """async_rollout through the example: killed during step 3 while step 3's episodes played ahead (no rollout
+    thread outlives it), then the same command resumes from checkpoint-2 and training.json has the timing."""
+    import threading
+
+    import transformers
+
+    grpo = ["run", str(EXAMPLES / "grpo_trainer.py"), "-l", tiny, "-L", "8", "--set", "games=referencegame",
+            "--set", "num_generations=2", "--set", "instances_per_step=1", "--set", "save_steps=2",
+            "--set", "max_steps=4", "--set", "async_rollout=true"]
+    steps_run: list[int] = []
+    original = transformers.Trainer.training_step
+
+    def training_step(self, *args, **kwargs):
+        if len(steps_run) == crash_at:
+            raise KeyboardInterrupt
+        steps_run.append(self.state.global_step + 1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.Trainer, "training_step", training_step)
+    crash_at = 2
+    with pytest.raises(KeyboardInterrupt):
+        main(grpo)
+    assert not any(t.name == "playpen-rollout" for t in threading.enumerate())
+    steps_run.clear()
+    crash_at = -1
+    main(grpo)
+    assert steps_run == [3, 4]
+    training = json.loads(Path("models/grpo/tiny/training.json").read_text())
+    timing = training["timing"]
+    assert training["global_step"] == 4 and timing["steps"] == 2 and timing["rollouts"] == 2
+    assert timing["steps_per_second"] > 0 and timing["optimise_seconds"] > 0 and timing["play_seconds"] > 0
+    assert all("time/optimise" in e and "time/play" in e for e in training["log_history"] if "reward" in e)
+    assert not any(t.name == "playpen-rollout" for t in threading.enumerate())
+
+
+def test_async_rollout_settings_a_user_gets_wrong(tiny, capsys):
+    for setting, message in (("use_vllm=true", "async_rollout plays on the Hugging Face path"),
+                             ("importance_sampling=sequence", "importance_sampling: choose one of token_truncate")):
+        with pytest.raises(SystemExit):
+            main(["run", str(EXAMPLES / "grpo_trainer.py"), "-l", tiny, "--set", "async_rollout=true",
+                  "--set", setting])
+        assert message in capsys.readouterr().err

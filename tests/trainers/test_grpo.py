@@ -256,3 +256,221 @@ def test_the_rollout_logprobs_are_what_the_trainer_computes(tiny):
     n = len(generation.completion_ids)
     trained, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, torch.ones_like(ids), n)
     assert torch.allclose(trained[0], torch.tensor(generation.logprobs), atol=1e-4)
+
+
+# ------------------------------------------------------------------------------------ asynchronous rollouts
+
+
+def test_importance_weights_follow_trls_modes():
+    from playpen.trainers.grpo import importance_weights
+
+    current = torch.zeros(2, 3)
+    sampling = torch.tensor([[-math.log(2), math.log(2), -5.0], [0.0, float("nan"), -math.log(2)]])
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
+    token = importance_weights(current, sampling, mask, "token_truncate", None, 3.0)
+    assert torch.allclose(token, torch.tensor([[2.0, 0.5, 3.0], [1.0, 1.0, 1.0]]))  # capped; NaN and masked: 1
+    masked = importance_weights(current, sampling, mask, "token_mask", None, 3.0)
+    assert torch.allclose(masked, torch.tensor([[2.0, 0.5, 0.0], [1.0, 1.0, 1.0]]))
+    sequence = importance_weights(current, sampling, mask, "sequence_truncate", None, 1000.0)
+    assert sequence.shape == (2, 1) and sequence[:, 0].tolist() == pytest.approx([math.exp(5.0), 1.0])
+    from playpen.errors import PlaypenError
+
+    with pytest.raises(PlaypenError, match="token_truncate"):
+        importance_weights(current, sampling, mask, "sequence")
+
+
+def test_off_policy_samples_are_weighted_by_the_importance_ratio_in_the_loss(tiny):
+    """Samples whose sampling log-probs differ from the trained policy's by log w get their loss gradient
+    multiplied by w (capped at 3), on the learner's tokens only; an on-policy rollout is left as it is."""
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.grpo import GameScale, PlaypenGRPOTrainer
+
+    prompt, completion, mask = [5, 6, 7], [11, 12, 13, 14, 15, 16], [1, 1, 0, 0, 1, 1]
+    weights = [2.0, 0.5, 10.0, 1.0]  # what the policy's probability is over the sampler's, per sample
+
+    def rollout(prompts, trainer):
+        n = len(prompts)
+        ids = torch.tensor([prompt + completion] * n)
+        with torch.no_grad():
+            policy, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, torch.ones_like(ids), 6)
+        return {"prompt_ids": [prompt] * n, "completion_ids": [completion] * n, "env_mask": [mask] * n,
+                "logprobs": [(policy[k] - math.log(weights[k])).tolist() for k in range(n)],
+                "episode_reward": [float(k % 2) for k in range(n)],
+                "token_returns": [[float(k % 2)] * 6 for k in range(n)], "token_turns": [[0] * 6] * n,
+                "playpen_group": [str(k // 2) for k in range(n)], "playpen_role": ["Player 1"] * n,
+                "playpen_game": ["g"] * n, "playpen_counts": [True] * n}
+
+    base = PlaypenTrainer(resolve_model_spec(tiny))
+    model, tokenizer = base.load_learner()
+    args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, beta=0.0,
+                      temperature=1.0, seed=0, num_generations=2, per_device_train_batch_size=4, max_steps=1,
+                      vllm_importance_sampling_mode="token_truncate", vllm_importance_sampling_clip_max=3.0,
+                      **base.device_args())
+    trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
+                                 train_dataset=Dataset.from_dict({"prompt": ["a", "b"]}), rollout_func=rollout)
+    real_logps = trainer._get_per_token_logps_and_entropies
+
+    def loss_gradient(off_policy: bool):
+        rollout.async_rollout = off_policy
+        trainer.game_scale = GameScale()
+        trainer._get_per_token_logps_and_entropies = real_logps
+        batch = trainer._generate_and_score_completions([{"prompt": p} for p in ["a", "a", "b", "b"]])
+        leaf = torch.zeros(batch["completion_ids"].shape, requires_grad=True)
+        trainer._get_per_token_logps_and_entropies = lambda *a, **k: (leaf, torch.zeros_like(leaf), None)
+        trainer.current_gradient_accumulation_steps = 1
+        trainer.compute_loss(trainer.model, batch).backward()
+        return batch["advantages"], leaf.grad
+
+    plain_advantages, plain = loss_gradient(off_policy=False)
+    corrected_advantages, corrected = loss_gradient(off_policy=True)
+    generated = torch.tensor(mask, dtype=torch.bool)
+    expected = torch.tensor([min(w, 3.0) for w in weights]).unsqueeze(1).expand(4, int(generated.sum()))
+    assert torch.all(plain[:, generated] != 0)
+    assert torch.allclose(corrected[:, generated] / plain[:, generated], expected, rtol=1e-3)
+    assert torch.all(corrected[:, ~generated] == 0)
+    assert torch.allclose(corrected_advantages[:, ~generated], plain_advantages[:, ~generated])
+
+
+def test_the_snapshot_never_runs_the_trained_model(tiny):
+    """A trainer may patch the model's forward with a closure over itself (TRL's fused LM head does); the
+    rollout's copy must compute with its own weights, never call into the model being trained."""
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.grpo import independent_copy
+
+    model, _ = PlaypenTrainer(resolve_model_spec(tiny)).load_learner()
+    original = model.forward
+    model.forward = lambda *args, **kwargs: original(*args, **kwargs)  # like TRL's patch
+    copied = independent_copy(model)
+    calls = []
+    model.register_forward_pre_hook(lambda module, args: calls.append(1))
+    ids = torch.tensor([[5, 6, 7, 8]])
+    before = copied(input_ids=ids).logits
+    assert calls == []
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)  # training moves the weights: the copy does not see it
+    assert torch.equal(copied(input_ids=ids).logits, before) and calls == []
+    assert not any(p.requires_grad for p in copied.parameters())
+
+
+def test_a_background_rollout_hands_over_its_error_and_can_be_cancelled(tmp_path):
+    import time
+
+    from playpen.trainers.grpo import Prefetch
+
+    def broken(run):
+        raise ValueError("the game crashed")
+
+    failing = Prefetch(["a"], broken)
+    with pytest.raises(ValueError, match="the game crashed"):
+        failing.result()
+    assert not failing.running
+
+    class SlowEngine:  # an episode that would take a minute
+        async def arun(self, tasks):
+            import asyncio
+
+            await asyncio.sleep(60)
+
+    folder = tmp_path / "step_00003" / "rank_0"
+    folder.mkdir(parents=True)
+    slow = Prefetch(["a"], lambda run: run.play(SlowEngine(), [], folder))
+    time.sleep(0.2)
+    started = time.perf_counter()
+    slow.cancel()
+    assert time.perf_counter() - started < 5 and not slow.running
+    assert not folder.parent.exists()  # the step never happened: its records are gone
+
+
+def _vowel_run(tiny, async_rollout: bool, records: str, steps: int = 6):
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers.grpo import GameRollout, PlaypenGRPOTrainer, instance_prompts
+
+    Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
+    prompts, tasks = instance_prompts(["vowel_start"], split="all")  # 4 instances: one per step, 4 steps an epoch
+    rollout = GameRollout(resolve_model_spec(tiny), tasks, reward=EpisodeReward("success"), max_tokens=2,
+                          records=records, async_rollout=async_rollout)
+    from datasets import Dataset
+    from trl import GRPOConfig
+
+    from playpen.trainers import PlaypenTrainer
+
+    base = PlaypenTrainer(resolve_model_spec(tiny))
+    model, tokenizer = base.load_learner()
+    args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, beta=0.0,
+                      temperature=1.0, seed=0, num_generations=8, per_device_train_batch_size=8, max_steps=steps,
+                      learning_rate=3e-2, vllm_importance_sampling_mode="token_truncate", **base.device_args())
+    trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
+                                 train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout)
+    trainer.train()
+    return trainer, rollout
+
+
+def _instances_per_step(records: Path) -> list[list[str]]:
+    steps = sorted(p for p in next(records.iterdir()).iterdir() if p.name.startswith("step_"))
+    return [sorted(f.parent.name.split("_r")[0] for f in step.rglob("interactions.json")) for step in steps]
+
+
+@pytest.mark.slow
+def test_an_async_run_plays_ahead_the_same_instances_and_leaves_no_thread(tiny):
+    import threading
+
+    sync, _ = _vowel_run(tiny, False, "sync")
+    trainer, rollout = _vowel_run(tiny, True, "async")
+    logs = [e for e in trainer.state.log_history if "reward" in e]
+    assert len(logs) == 6 and trainer.state.global_step == 6
+    assert all({"time/play", "time/wait", "time/optimise"} <= set(e) for e in logs)
+    assert rollout.prefetched >= 3  # steps 1-3 and 5 of the 4-step epochs were played in the background
+    assert not any(t.name == "playpen-rollout" for t in threading.enumerate())
+    # the same instances in the same order as the synchronous run on the same seed, and no step beyond the last
+    assert _instances_per_step(Path("async")) == _instances_per_step(Path("sync"))
+    assert len(_instances_per_step(Path("async"))) == 6
+    # episodes played one step behind are corrected: their ratio differs from 1 somewhere
+    assert any(e.get("sampling/sampling_logp_difference/mean", 0) > 1e-4 for e in logs)
+    summary = trainer.timing.summary()
+    assert summary["steps"] == 6 and summary["rollouts"] == 6 and summary["steps_per_second"] > 0
+    assert summary["wait_seconds"] < summary["play_seconds"]  # some playing was hidden behind optimisation
+    assert sync.timing.summary()["wait_seconds"] == pytest.approx(sync.timing.summary()["play_seconds"], abs=0.01)
+
+
+@pytest.mark.slow
+def test_a_failing_background_rollout_stops_training_with_its_error(tiny, monkeypatch):
+    import threading
+
+    from playpen.trainers.grpo import GameRollout
+
+    real_play = GameRollout.play
+
+    def play(self, prompts, trainer, model, step, run=None):
+        if run is not None:
+            raise RuntimeError("the partner's server went away")
+        return real_play(self, prompts, trainer, model, step)
+
+    monkeypatch.setattr(GameRollout, "play", play)
+    with pytest.raises(RuntimeError, match="went away"):
+        _vowel_run(tiny, True, "failing")
+    assert not any(t.name == "playpen-rollout" for t in threading.enumerate())
+
+
+def test_a_background_rollout_generates_on_its_share_of_the_cpu(tmp_path):
+    """The engine's generate calls of a background rollout run with half of torch's threads; the training
+    thread keeps all of its own."""
+    import asyncio
+
+    from playpen.trainers.grpo import Prefetch, rollout_threads
+
+    class Engine:
+        async def arun(self, tasks):
+            return await asyncio.to_thread(torch.get_num_threads)
+
+    before = torch.get_num_threads()
+    seen = Prefetch(["a"], lambda run: run.play(Engine(), [], tmp_path / "step")).result()
+    assert torch.get_num_threads() == before
+    expected = rollout_threads()
+    if expected is None:
+        pytest.skip("torch's thread count is not per thread here (not the OpenMP backend, or a GPU)")
+    assert seen == expected == max(1, before // 2)
