@@ -85,6 +85,10 @@ class KVStore:
         self.bytes = 0
         self.hits = self.reused_tokens = 0
 
+    def clear(self) -> None:
+        self.entries.clear()
+        self.bytes = 0
+
     def put(self, ids: list[int], layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
         size = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
         if size > self.budget_bytes:

@@ -161,6 +161,7 @@ class HFModel(BatchModel):
         if config.get("decoding", "playpen") != "generate" and supports_decoder(self.model):
             budget = int(config.get("kv_reuse_bytes", default_kv_budget(self.device)))
             self.decoder = Decoder(self.model, self.tokenizer.pad_token_id, self.stop_ids, budget)
+        self._kv_weights = -1
         # torch's CPU threads while generating: torch's own choice unless the model_config sets one (playpen sets
         # OMP_WAIT_POLICY=PASSIVE, without which more threads than free cores are far slower: playpen/__init__.py)
         self.cpu_threads = int(config.get("cpu_threads", 0)) if self.device.type == "cpu" else 0
@@ -217,6 +218,12 @@ class HFModel(BatchModel):
                                     raw={"completion_ids": completion})
             give(key, self._described(generation, messages))
 
+        # kept keys and values are those of the weights they were computed with: a trainer sharing the model, or
+        # loading new weights into it, changes the weights in place, which bumps their tensors' version counters
+        weights = sum(p._version for p in self.model.parameters())
+        if weights != self._kv_weights:
+            self.decoder.store.clear()
+            self._kv_weights = weights
         with self._generating():
             self.decoder.run(take_rendered, answer, batch_size=batch_size, max_new_tokens=self.max_tokens,
                              temperature=self.temperature)

@@ -124,3 +124,20 @@ def test_only_plain_full_attention_caches_use_the_decoding_loop(model):
     sliding = MistralConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                             num_key_value_heads=2, intermediate_size=32, sliding_window=8)
     assert not supports_decoder(SimpleNamespace(config=sliding))
+
+
+def test_kept_caches_are_forgotten_when_the_weights_change(tiny):
+    from playpen.backends import load_model
+    from playpen.registry import resolve_model_spec
+
+    model = load_model(resolve_model_spec(tiny), max_tokens=8)
+    chat = [{"role": "user", "content": "Say something."}]
+    first = model.generate_batch([chat])[0]
+    follow = chat + [{"role": "assistant", "content": first.text}, {"role": "user", "content": "Again."}]
+    previous = first.prompt_ids + first.completion_ids
+    model.generate_batch([follow], [previous])
+    assert model.decoder.store.hits == 1  # same weights: the next turn continued the kept cache
+    with torch.no_grad():  # an optimiser step, or new weights loaded into the same model
+        next(model.model.parameters()).mul_(1.01)
+    model.generate_batch([follow], [previous])
+    assert model.decoder.store.hits == 1  # the stale cache was dropped, the turn encoded afresh
