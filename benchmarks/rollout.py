@@ -1,7 +1,7 @@
 """Rollout throughput: Playpen's engine against clemcore's runners on the same work, in one run.
 
-    python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05] [--model-dir DIR] [--only hf,server,multiturn]
-                                 [--profile FILE] [--playpen-threads N]
+    python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05] [--model-dir DIR]
+                                 [--only hf,server,multiturn,startup] [--profile FILE] [--playpen-threads N]
 
 (a) hf:     the tiny local HF model plays wordle, wordle_withclue and wordle_withcritic (30 instances each,
             greedy, both with clem's default of 300 max tokens): `playpen play` vs `clem run -b 16`.
@@ -13,11 +13,13 @@
             tokens: `playpen play` vs `clem run -b 16`. Reported with requests per episode, the share of
             episodes both sides played move for move alike, and the share of Playpen's run time (the engine's
             RunStats.seconds) in which the model was generating (RunStats.generation_seconds).
+(d) startup: seconds from starting `playpen play -g wordle -m expert` to its first recorded episode (median
+            of 3 runs; benchmarks/startup.py).
 
 Each side runs in its own process (clemcore's HF backend sets torch to one thread for its process) and
 times its library-level run call, model loading included, interpreter and imports excluded. The last
-output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "hf_ratio": y, "server_ratio": z, ...}
-(a ratio is Playpen's episodes/s over clemcore's).
+output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "hf_ratio": y, "server_ratio": z,
+"startup_seconds": s, ...} (a ratio is Playpen's episodes/s over clemcore's).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import time
 from pathlib import Path
 
 WORDLE_GAMES = ["wordle", "wordle_withclue", "wordle_withcritic"]
-COMPARISONS = ("hf", "server", "multiturn")
+COMPARISONS = ("hf", "server", "multiturn", "startup")  # startup: benchmarks/startup.py, no clem side
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 # The multi-turn games: after the short SFT below, the tiny model keeps to the wordle games' format for many
 # turns (it does not read the feedback, so it rarely wins: mostly six valid guesses and a loss; with the critic,
@@ -241,10 +243,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, StubChatServer(reply=stub_reply, delay=args.delay) as server:
         args.workdir = tmp
         prepare(Path(tmp), server.base_url, args)
-        rows = {f"{side}-{kind}": run_side(f"{side}-{kind}", args) for kind in args.only for side in ("playpen", "clem")}
+        rows = {f"{side}-{kind}": run_side(f"{side}-{kind}", args) for kind in args.only if kind != "startup"
+                for side in ("playpen", "clem")}
         moves = (compare_moves(episode_moves(Path(tmp) / "results-playpen-multiturn"),
                                 episode_moves(Path(tmp) / "results-clem-multiturn"))
                  if "multiturn" in args.only else None)
+    startup = None
+    if "startup" in args.only:
+        from startup import measure_startup  # benchmarks/startup.py, beside this script
+
+        startup = measure_startup(runs=3)
+    if startup is not None:
+        print(f"start-up: `playpen play -g wordle -m expert` recorded its first episode after {startup['startup_seconds']:.2f} s "
+              f"(median of {len(startup['startup_runs'])} runs; target {startup['startup_target_seconds']:.0f} s)")
     print(f"{'side':<20}{'episodes':>9}{'seconds':>10}{'episodes/s':>12}")
     for name, row in rows.items():
         print(f"{name:<20}{row['episodes']:>9}{row['seconds']:>10.2f}{row['episodes'] / row['seconds']:>12.2f}")
@@ -267,6 +278,8 @@ def main() -> None:
               f"{100 * summary['generation_share']:.0f}% of it")
         summary |= {"multiturn_requests_per_episode": moves["requests_per_episode"],
                     "multiturn_identical_share": moves["identical_share"]}
+    if startup is not None:
+        summary["startup_seconds"] = startup["startup_seconds"]
     print(json.dumps(summary))
 
 
