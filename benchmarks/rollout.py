@@ -61,14 +61,21 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     """Run one side of one comparison in this process; returns seconds and episodes."""
     _quiet()
     # Heavy imports happen before the clock starts, on both sides (clemcore.clemgame alone takes ~7 s: it
-    # imports gradio through openenv).
+    # imports gradio through openenv), and so does what either side would import on first use inside its run
+    # call: transformers' lazy submodules (the auto classes, the model's code) and nltk, whose body playpen.lazy
+    # defers on both sides.
     import clemcore.clemgame  # noqa: F401
+    import nltk
     import openai  # noqa: F401
     import peft  # noqa: F401
     import torch
     import transformers  # noqa: F401
+    import transformers.models.llama.modeling_llama  # noqa: F401
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401
 
     import playpen.engine  # noqa: F401
+
+    nltk.word_tokenize  # noqa: B018  (runs the deferred module)
     kind = name.split("-", 1)[1]
     games = {"hf": WORDLE_GAMES, "server": ["wordle_withcritic"], "multiturn": MULTITURN_GAMES}[kind]
     model = {"hf": "tiny", "server": "stub", "multiturn": MULTITURN_MODEL}[kind]
