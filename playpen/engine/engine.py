@@ -2,8 +2,11 @@
 
 Each episode runs as a coroutine that alternates between its game master (cheap, synchronous) and
 awaiting an answer for its current player. Answers come from one server per model:
-- a batched local model (HF, vLLM) collects the requests of every waiting episode and answers them with
-  one `generate_batch` call in a worker thread (up to `batch_size` chats per call);
+- a local model with a decoding loop (HFModel) runs it in a worker thread: the loop takes waiting requests
+  between its steps (up to `batch_size` generating at once) and each answer goes back to its episode as soon
+  as it is done, so that episode's next request joins the running batch;
+- another batched local model (vLLM, or HF without the loop) collects the requests of every waiting episode
+  and answers them with one `generate_batch` call in a worker thread (up to `batch_size` chats per call);
 - a remote model with `agenerate` (OpenAI-compatible servers and APIs) gets up to `concurrency`
   requests in flight;
 - programmatic players answer at once, a person (`-m human`) in the event loop's own thread; other
