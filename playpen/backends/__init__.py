@@ -55,6 +55,9 @@ class BatchModel(BatchGenerativeModel):
     tokenizer: Any
     chat_template_kwargs: dict
     context_size: int
+    # True where the model runs a decoding loop that takes requests as they come: the engine then calls
+    # `generate_stream(take, give, batch_size)` (HFModel's) instead of `generate_batch`
+    streams: bool = False
 
     @abc.abstractmethod
     def generate_batch(self, batch: list[list[dict]], previous: list[list[int] | None] | None = None

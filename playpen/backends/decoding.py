@@ -75,6 +75,10 @@ def _key(ids: list[int]) -> bytes:
     return hashlib.blake2b(array("q", ids).tobytes(), digest_size=16).digest()
 
 
+def _nbytes(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
+    return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+
+
 class KVStore:
     """Keys and values of finished rows by their token ids, for prompts that extend them (least recently used
     entries are dropped beyond `budget_bytes`)."""
@@ -90,27 +94,30 @@ class KVStore:
         self.bytes = 0
 
     def put(self, ids: list[int], layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        size = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        """Keep a copy of `layers` (views into a cache that will be overwritten) as the sequence `ids`."""
+        size = _nbytes(layers)
         if size > self.budget_bytes:
             return
         key = _key(ids)
         if key in self.entries:
             self.entries.move_to_end(key)
             return
-        self.entries[key] = (list(ids), layers)
+        self.entries[key] = (list(ids), [(k.clone(), v.clone()) for k, v in layers])
         self.bytes += size
         while self.bytes > self.budget_bytes:
             _, (_, dropped) = self.entries.popitem(last=False)
-            self.bytes -= sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in dropped)
+            self.bytes -= _nbytes(dropped)
 
     def get(self, prompt: list[int], prefix_length: int) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
         """The kept layers for `prompt[:prefix_length]`, if kept (and the prompt goes on after it)."""
         if not 0 < prefix_length < len(prompt):
             return None
-        entry = self.entries.get(_key(prompt[:prefix_length]))
-        if entry is None or entry[0] != prompt[:prefix_length]:
+        prefix = prompt[:prefix_length]
+        key = _key(prefix)
+        entry = self.entries.get(key)
+        if entry is None or entry[0] != prefix:
             return None
-        self.entries.move_to_end(_key(prompt[:prefix_length]))
+        self.entries.move_to_end(key)
         self.hits += 1
         self.reused_tokens += prefix_length
         return entry[1]
@@ -164,7 +171,7 @@ class Decoder:
                 if not new:  # nothing running and nothing waiting
                     return
                 continue
-            logits = self._forward(batch.last[:, None], batch.step_mask(), batch.positions[:, None], batch.layers)
+            logits, _ = self._forward(batch.last[:, None], batch.step_mask(), batch.positions[:, None], batch.layers)
             self.steps += 1
             tokens, logps = self._sample(logits[:, -1], temperature)
             batch.advance(tokens)
@@ -185,7 +192,7 @@ class Decoder:
         """Hand a finished row over, keeping its keys and values (of the prompt and every answer token but the
         last: what was fed) for a next turn that continues it."""
         if self.store.budget_bytes:
-            self.store.put(row.prompt + row.completion[:-1], [(k.clone(), v.clone()) for k, v in layers])
+            self.store.put(row.prompt + row.completion[:-1], layers)
         answer(row.key, row.completion, row.logprobs)
 
     def _prefill(self, requests: list[Request], temperature: float):
@@ -231,8 +238,9 @@ class Decoder:
         past = None
         if width:
             past = []
-            for layer in range(len(next(k for k in kept if k))):
-                sample = next(k for k in kept if k)[layer][0]
+            some = next(k for k in kept if k)
+            for layer in range(len(some)):
+                sample = some[layer][0]
                 keys = sample.new_zeros((len(prompts), sample.shape[0], width, sample.shape[2]))
                 values = torch.zeros_like(keys)
                 for r, n in enumerate(used):
@@ -240,18 +248,17 @@ class Decoder:
                         keys[r, :, width - n:] = kept[r][layer][0][:, :n]
                         values[r, :, width - n:] = kept[r][layer][1][:, :n]
                 past.append(SlackLayer(keys, values, room=new))
-        logits = self._forward(input_ids, mask, positions, past, keep_last=True)
-        return logits, [(layer.keys, layer.values) for layer in self._layers]
+        logits, layers = self._forward(input_ids, mask, positions, past, keep_last=True)
+        return logits, [(layer.keys, layer.values) for layer in layers]
 
     def _forward(self, input_ids, mask, positions, layers: list[SlackLayer] | None, keep_last: bool = False):
-        """The model's logits; the cache layers it wrote (in place into `layers` when given) are `self._layers`."""
+        """The model's logits and the cache layers it wrote (in place into `layers` when given)."""
         past = DynamicCache(config=self.model.config)
         if layers is not None:
             past.layers = layers
         output = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, past_key_values=past,
                             use_cache=True, **({"logits_to_keep": 1} if keep_last else {}))
-        self._layers = output.past_key_values.layers
-        return output.logits.float()
+        return output.logits.float(), output.past_key_values.layers
 
     @staticmethod
     def _sample(logits: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:

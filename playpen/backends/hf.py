@@ -162,9 +162,13 @@ class HFModel(BatchModel):
             budget = int(config.get("kv_reuse_bytes", default_kv_budget(self.device)))
             self.decoder = Decoder(self.model, self.tokenizer.pad_token_id, self.stop_ids, budget)
         self._kv_weights = -1
-        # torch's CPU threads while generating: torch's own choice unless the model_config sets one (playpen sets
-        # OMP_WAIT_POLICY=PASSIVE, without which more threads than free cores are far slower: playpen/__init__.py)
+        # torch's CPU threads while generating: torch's own choice unless the model_config sets one (importing
+        # playpen shortens OpenMP's spin, without which more threads than free cores are far slower: __init__.py)
         self.cpu_threads = int(config.get("cpu_threads", 0)) if self.device.type == "cpu" else 0
+
+    @property
+    def streams(self) -> bool:
+        return self.decoder is not None
 
     @property
     def device(self) -> torch.device:
@@ -174,7 +178,7 @@ class HFModel(BatchModel):
                        ) -> list[Generation | Exception]:
         if self.decoder is not None:
             results: list = [None] * len(batch)
-            queue = [(i, messages, (previous or [None] * len(batch))[i]) for i, messages in enumerate(batch)]
+            queue = list(zip(range(len(batch)), batch, previous or [None] * len(batch)))
 
             def take(n: int) -> list:
                 taken = queue[:n]

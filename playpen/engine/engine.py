@@ -139,11 +139,10 @@ class ModelServer:
         return taken
 
     async def _drain(self) -> None:
-        streams = getattr(self.model, "decoder", None) is not None and hasattr(self.model, "generate_stream")
         while self.pending:
             await asyncio.sleep(0)  # let every episode that is ready queue its request before we batch
             generating: dict = {}
-            if streams:
+            if self.model.streams:
                 await self._stream(generating)
                 continue
             requests = self._take(self.batch_size, generating)

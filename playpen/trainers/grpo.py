@@ -189,7 +189,6 @@ class GameRollout:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.async_rollout = async_rollout
-        self.last_results: list[EpisodeResult] = []
         self.last_play_seconds = 0.0  # how long the episodes handed to TRL last took to play
         self.last_wait_seconds = 0.0  # how long TRL's step waited for them (= play seconds when synchronous)
         self.pending: Prefetch | None = None
@@ -211,8 +210,7 @@ class GameRollout:
         prompts = list(map(str, prompts))
         step = trainer.state.global_step
         if not self.async_rollout:
-            out, self.last_play_seconds, self.last_results = self.play(prompts, trainer, self.learner_model(trainer),
-                                                                       step)
+            out, self.last_play_seconds = self.play(prompts, trainer, self.learner_model(trainer), step)
             self.last_wait_seconds = self.last_play_seconds
             return out
         if getattr(trainer, "use_vllm", False) or not hasattr(trainer, "upcoming_prompts"):
@@ -221,13 +219,12 @@ class GameRollout:
         pending, self.pending = self.pending, None
         started = time.perf_counter()
         if pending is not None and pending.prompts == prompts:
-            out, self.last_play_seconds, self.last_results = pending.result()  # a background failure raises here
+            out, self.last_play_seconds = pending.result()  # a background failure raises here
             self.prefetched += 1
         else:  # the first step (or the first after resuming): nothing was prefetched, play now with the weights
             if pending is not None:
                 pending.cancel()
-            out, self.last_play_seconds, self.last_results = self.play(prompts, trainer, self.learner_model(trainer),
-                                                                       step)
+            out, self.last_play_seconds = self.play(prompts, trainer, self.learner_model(trainer), step)
         self.last_wait_seconds = time.perf_counter() - started
         upcoming = trainer.upcoming_prompts()
         if upcoming is not None:
@@ -271,9 +268,8 @@ class GameRollout:
         return self._snapshot
 
     def play(self, prompts: list[str], trainer, model: Model, step: int, run: Prefetch | None = None
-             ) -> tuple[dict, float, list[EpisodeResult]]:
-        """Play the episodes of one step's prompts with `model`: TRL's samples, the seconds it took and the
-        episodes. `run`, in the background, lets the main thread cancel the episodes."""
+             ) -> tuple[dict, float]:
+        """Play the episodes of one step's prompts with `model`: TRL's samples and the seconds it took. `run`, in the background, lets the main thread cancel the episodes."""
         # Consecutive equal prompts are one GRPO group; a group of G samples training R roles plays G / R
         # episodes (rounded up) and takes one sample per role from each.
         groups: list[tuple[str, int]] = []  # (prompt, samples)
@@ -313,7 +309,7 @@ class GameRollout:
         atomic_write_json(writer.run_path / "rewards.json",  # the reward of each episode, for `playpen view`
                           {Path(r.path).relative_to(writer.run_path).as_posix(): self.reward(r)
                            for r in results if r.path})
-        return out, seconds, results
+        return out, seconds
 
 
 def independent_copy(model: torch.nn.Module) -> torch.nn.Module:
@@ -383,7 +379,7 @@ class Prefetch:
     def running(self) -> bool:
         return self._thread.is_alive()
 
-    def result(self) -> tuple[dict, float, list[EpisodeResult]]:
+    def result(self) -> tuple[dict, float]:
         self._thread.join()
         if self._error is not None:
             raise self._error

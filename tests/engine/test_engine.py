@@ -328,10 +328,11 @@ class StreamingModel(BatchModel):
     """A local model with a decoding loop: it answers one request per step, the oldest first, and takes new
     requests between steps; it records how many it was holding whenever new ones joined."""
 
+    streams = True
+
     def __init__(self):
         super().__init__(ModelSpec(model_name="streaming", backend="test"))
         self.set_gen_args(temperature=0.0, max_tokens=5)
-        self.decoder = self  # the engine streams to models whose decoder is set
         self.joined_while_busy = 0
 
     def generate_batch(self, batch, previous=None):
