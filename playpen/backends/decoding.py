@@ -5,15 +5,17 @@ and a player's next turn continues from the keys and values of its previous one.
 re-encodes the whole chat. In multi-turn play both cost: answers differ in length, and a player's prompt at
 turn k is its prompt and answer of turn k-1 plus the game master's reply. `Decoder.run` keeps one batch
 going instead:
-- the batch is a set of slots in one KV cache; a finished row frees its slot at once (its episode moves
-  on) and a waiting request takes a free slot at the next step;
+- the batch is a set of rows in one KV buffer per layer; a finished row leaves at once (its episode moves
+  on) and a waiting request joins at the next step;
 - a finished row's keys and values are kept (`KVStore`, least recently used out first, within a byte
   budget); a request whose prompt extends a kept sequence encodes only the new tokens;
 - identical new prompts in one admission (the first turns of a GRPO group) are encoded once.
 
-Every slot's tokens are right-aligned: they end at the cache's last column, and the attention mask hides
-the columns before a slot's first token. Joining copies only the new rows' keys and values into their
-slots; nothing copies the whole cache but growing it, or trimming columns no slot uses any more. Position
+Every row's tokens are right-aligned: they end at the batch's last column, and the attention mask hides the
+columns before a row's first token. A step writes its new column in place; joining copies only the new
+rows' keys and values; a finished row's place is taken by the last row (one row copied). The model sees only
+the rows running and the columns the longest of them needs (measured: 90% of the attention's cells are real
+tokens in multi-turn play), and the buffers are reallocated only to grow or to give memory back. Position
 ids count only real tokens, so each row computes what it would alone. This needs a cache whose every layer
 is a plain full-attention `DynamicLayer` (Llama, Qwen2/3, Mistral, SmolLM, ...); for other architectures
 (sliding windows, linear attention as in Qwen3.5) `supports_decoder` is False and HFModel uses `generate`.
@@ -160,30 +162,35 @@ class Decoder:
         """Answer requests until `take(n)` (up to n new requests, called between steps) gives none and every row
         has finished; `answer` gets each row as soon as it stops (a stop id, or `max_new_tokens`)."""
         batch = Slots(self.device)
+        # sdpa takes a ready 4D boolean mask, which spares transformers building one from a 2D mask at every step
+        mask_4d = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
         while True:
             new = take(batch_size - batch.active) if batch.active < batch_size else []
+            placed = []
             for row, layers in self._prefill(new, temperature) if new else ():
                 if self._finished(row, max_new_tokens):
                     self._answer(row, layers, answer)
                 else:
-                    batch.place(row, layers)
+                    placed.append((row, layers))
+            batch.place(placed)
             if not batch.active:
                 if not new:  # nothing running and nothing waiting
                     return
                 continue
-            logits, _ = self._forward(batch.last[:, None], batch.step_mask(), batch.positions[:, None], batch.layers)
+            ids, mask, positions, layers = batch.step(mask_4d)
+            logits, _ = self._forward(ids, mask, positions, layers)
             self.steps += 1
             tokens, logps = self._sample(logits[:, -1], temperature)
+            tokens, logps = tokens.tolist(), logps.tolist()
             batch.advance(tokens)
-            occupied = batch.occupied()
-            for slot, token, logp in zip(occupied, tokens[occupied].tolist(), logps[occupied].tolist()):
-                row = batch.rows[slot]
+            finished = []
+            for slot, (row, token, logp) in enumerate(zip(batch.rows, tokens, logps)):
                 row.completion.append(token)
                 row.logprobs.append(logp)
                 if self._finished(row, max_new_tokens):
                     self._answer(row, batch.kept(slot), answer)
-                    batch.free(slot)
-            batch.tidy()
+                    finished.append(slot)
+            batch.free(finished)
 
     def _finished(self, row: Row, max_new_tokens: int) -> bool:
         return len(row.completion) >= max_new_tokens or (bool(row.completion) and row.completion[-1] in self.stop_ids)
@@ -273,99 +280,135 @@ class Decoder:
         return tokens, logps.gather(-1, tokens[:, None]).squeeze(-1)
 
 
+class WindowLayer(DynamicLayer):
+    """One layer of the running batch's cache as the model sees it for one step: rows [0, rows) and columns
+    [start, end) of the batch's buffers; the step's keys and values are written in place at column `end`."""
+
+    def __init__(self, key_buffer: torch.Tensor, value_buffer: torch.Tensor, rows: int, start: int, end: int):
+        super().__init__()
+        self.lazy_initialization(key_buffer, value_buffer)
+        self.key_buffer, self.value_buffer = key_buffer, value_buffer
+        self.rows, self.start, self.end = rows, start, end
+        self.keys, self.values = key_buffer[:rows, :, start:end], value_buffer[:rows, :, start:end]
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        end = self.end + key_states.shape[-2]
+        self.key_buffer[:self.rows, :, self.end:end] = key_states
+        self.value_buffer[:self.rows, :, self.end:end] = value_states
+        self.end = end
+        self.keys = self.key_buffer[:self.rows, :, self.start:end]
+        self.values = self.value_buffer[:self.rows, :, self.start:end]
+        return self.keys, self.values
+
+
 class Slots:
-    """The running batch: one KV cache of slots, each holding one row's tokens right-aligned to the last column
-    (module docstring); free slots are computed too (cheaply, attending only to their newest column) until
-    `tidy` drops them."""
+    """The running batch: rows 0..n-1 of one key and one value buffer per layer, (rows, heads, columns, dim),
+    every row's tokens right-aligned to column `end`; a step feeds the window [start, end) of the n rows and
+    writes column `end` in place. A finished row's place is taken by the last row (one row copied, at the same
+    columns), and the window's left edge follows the longest row, so neither finished rows nor columns no row
+    uses cost attention. Buffers are reallocated only to grow (rows, or columns on either side) or to shrink
+    when mostly unused."""
 
     def __init__(self, device: torch.device):
         self.device = device
-        self.layers: list[SlackLayer] = []
-        self.rows: list[Row | None] = []
-        self.first = torch.zeros(0, dtype=torch.long, device=device)  # first column of each slot's tokens
-        self.positions = torch.zeros(0, dtype=torch.long, device=device)  # position of each slot's next token
-        self.last = torch.zeros(0, dtype=torch.long, device=device)  # the token each slot feeds next
-
-    @property
-    def width(self) -> int:
-        return self.layers[0].length if self.layers else 0
+        self.keys: list[torch.Tensor] = []  # per layer: (row capacity, heads, column capacity, dim)
+        self.values: list[torch.Tensor] = []
+        self.rows: list[Row] = []
+        self.first: list[int] = []  # each row's first column
+        self.positions: list[int] = []  # each row's position of the token it feeds next
+        self.last: list[int] = []  # the token each row feeds next
+        self.start = self.end = 0
 
     @property
     def active(self) -> int:
-        return sum(row is not None for row in self.rows)
+        return len(self.rows)
 
-    def occupied(self) -> list[int]:
-        return [s for s, row in enumerate(self.rows) if row is not None]
+    def step(self, mask_4d: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[WindowLayer]]:
+        """The next step's input ids, attention mask (4D boolean, as sdpa takes it, or 2D), position ids and
+        cache layers."""
+        if self.end == self.keys[0].shape[2]:  # no column left on the right for this step's token
+            self._reallocate(self.keys[0].shape[0], self.end - self.start)
+        n = len(self.rows)
+        columns = torch.arange(self.start, self.end + 1, device=self.device)
+        mask = columns[None, :] >= torch.tensor(self.first, device=self.device)[:, None]
+        mask = mask[:, None, None, :] if mask_4d else mask.long()
+        ids = torch.tensor(self.last, device=self.device)[:, None]
+        positions = torch.tensor(self.positions, device=self.device)[:, None]
+        layers = [WindowLayer(k, v, n, self.start, self.end) for k, v in zip(self.keys, self.values)]
+        return ids, mask, positions, layers
 
-    def step_mask(self) -> torch.Tensor:
-        """(slots, width + 1): each slot sees its own tokens and the one it feeds now."""
-        columns = torch.arange(self.width + 1, device=self.device)
-        return (columns[None, :] >= self.first[:, None]).long()
+    def advance(self, tokens: list[int]) -> None:
+        """After a step: every row fed its token (column `end` is written) and now feeds the sampled one."""
+        self.end += 1
+        self.positions = [p + 1 for p in self.positions]
+        self.last = list(tokens)
 
-    def advance(self, tokens: torch.Tensor) -> None:
-        """After a step: every slot fed its token (the cache grew by a column) and now feeds the sampled one."""
-        self.positions = self.positions + 1
-        self.last = tokens
-        free = torch.tensor([row is None for row in self.rows], device=self.device)
-        self.first = torch.where(free, self.width, self.first)  # a free slot keeps seeing only its newest column
-
-    def place(self, row: Row, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        """Put a prefilled row (its keys and values per layer: (heads, tokens, dim)) into a free slot."""
-        length = layers[0][0].shape[1]
-        if not self.layers:
-            self.layers = [SlackLayer(k[None], v[None]) for k, v in layers]
-            self.rows = [None]
-            self.first = torch.zeros(1, dtype=torch.long, device=self.device)
-            self.positions = torch.zeros(1, dtype=torch.long, device=self.device)
-            self.last = torch.zeros(1, dtype=torch.long, device=self.device)
-        if length > self.width:  # more columns on the left, for everyone
-            self._reshape(list(range(len(self.rows))), extra_left=length - self.width + self.width // 4)
-        if None not in self.rows:
-            # a few more slots: free slots are computed at every step, so there are never many
-            self._reshape(list(range(len(self.rows))) + [-1] * max(1, len(self.rows) // 8))
-        slot = self.rows.index(None)
-        width = self.width
-        for layer, (k, v) in zip(self.layers, layers):
-            layer.keys[slot, :, width - length:] = k
-            layer.values[slot, :, width - length:] = v
-        self.rows[slot] = row
-        self.first[slot] = width - length
-        self.positions[slot] = length
-        self.last[slot] = row.completion[-1]
+    def place(self, placed: list[tuple[Row, list[tuple[torch.Tensor, torch.Tensor]]]]) -> None:
+        """Add prefilled rows (each with its keys and values per layer: (heads, tokens, dim)) after the others."""
+        if not placed:
+            return
+        longest = max(layers[0][0].shape[1] for _, layers in placed)
+        n = len(self.rows)
+        if not self.keys:
+            some = placed[0][1]
+            self.keys = [k.new_zeros((len(placed), k.shape[0], 0, k.shape[2])) for k, _ in some]
+            self.values = [torch.zeros_like(k) for k in self.keys]
+        if n + len(placed) > self.keys[0].shape[0] or longest > self.end:
+            rows = self.keys[0].shape[0]
+            self._reallocate(rows if n + len(placed) <= rows else n + len(placed) + n // 4, longest)
+        for row, layers in placed:
+            n, length = len(self.rows), layers[0][0].shape[1]
+            for keys, values, (k, v) in zip(self.keys, self.values, layers):
+                keys[n, :, self.end - length:self.end] = k
+                values[n, :, self.end - length:self.end] = v
+            self.rows.append(row)
+            self.first.append(self.end - length)
+            self.positions.append(length)
+            self.last.append(row.completion[-1])
+            self.start = min(self.start, self.end - length)
 
     def kept(self, slot: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """A slot's keys and values per layer, (heads, tokens, dim): all it fed."""
-        start = int(self.first[slot])
-        return [(layer.keys[slot, :, start:], layer.values[slot, :, start:]) for layer in self.layers]
+        """A row's keys and values per layer, (heads, tokens, dim): all it fed."""
+        first = self.first[slot]
+        return [(k[slot, :, first:self.end], v[slot, :, first:self.end]) for k, v in zip(self.keys, self.values)]
 
-    def free(self, slot: int) -> None:
-        self.rows[slot] = None
-
-    def tidy(self) -> None:
-        """Drop free slots when they are over a quarter, and columns no slot needs when they are a quarter: both
-        cost attention at every step (measured: 12% faster multi-turn rollouts than dropping them at a half)."""
-        occupied = self.occupied()
-        if not occupied:
+    def free(self, slots: list[int]) -> None:
+        """Remove finished rows: the last row moves into each one's place (highest first, so that the row
+        moved is never one being removed)."""
+        for slot in sorted(slots, reverse=True):
+            last = len(self.rows) - 1
+            if slot != last:
+                first = self.first[last]
+                for buffer in (*self.keys, *self.values):
+                    buffer[slot, :, first:self.end] = buffer[last, :, first:self.end]
+                for column in (self.rows, self.first, self.positions, self.last):
+                    column[slot] = column[last]
+            for column in (self.rows, self.first, self.positions, self.last):
+                column.pop()
+        if not self.rows:
             self.__init__(self.device)
             return
-        start = int(self.first[occupied].min())
-        if (len(self.rows) - len(occupied)) * 4 > len(self.rows) or start > self.width // 4 + 16:
-            self._reshape(occupied, extra_left=-start)
+        self.start = min(self.first)
+        rows, columns = self.keys[0].shape[0], self.keys[0].shape[2]
+        if (rows > 8 and len(self.rows) * 4 < rows) or (columns > 256 and (self.end - self.start) * 4 < columns):
+            self._reallocate(len(self.rows), self.end - self.start)  # give memory back
 
-    def _reshape(self, slots: list[int], extra_left: int = 0) -> None:
-        """A new cache of the given slots (-1: a new free one), with `extra_left` columns added on the left (or,
-        negative, removed)."""
-        index = torch.tensor([max(s, 0) for s in slots], device=self.device)
-        fresh = torch.tensor([s < 0 for s in slots], device=self.device)
-        for i, layer in enumerate(self.layers):
-            keys, values = layer.keys[index], layer.values[index]
-            if extra_left > 0:
-                pad = keys.new_zeros((len(slots), keys.shape[1], extra_left, keys.shape[3]))
-                keys, values = torch.cat([pad, keys], dim=2), torch.cat([pad, values], dim=2)
-            elif extra_left < 0:
-                keys, values = keys[:, :, -extra_left:], values[:, :, -extra_left:]
-            self.layers[i] = SlackLayer(keys, values)
-        self.rows = [self.rows[s] if s >= 0 else None for s in slots]
-        self.first = torch.where(fresh, self.width, (self.first[index] + extra_left).clamp(min=0))
-        self.positions = torch.where(fresh, 0, self.positions[index])
-        self.last = torch.where(fresh, 0, self.last[index])
+    def _reallocate(self, rows: int, left: int) -> None:
+        """New buffers for `rows` rows with the window moved to leave `left` columns before `end` (at least the
+        window) plus a quarter, and a quarter or 64 after it."""
+        width, n = self.end - self.start, len(self.rows)
+        left = max(left, width) + width // 4
+        right = max(64, width // 4)
+        offset = left - self.end  # columns move right by this much
+        keys, values = [], []
+        for old in self.keys:
+            new = old.new_zeros((rows, old.shape[1], left + right, old.shape[3]))
+            new[:n, :, self.start + offset:left] = old[:n, :, self.start:self.end]
+            keys.append(new)
+        for old in self.values:
+            new = old.new_zeros((rows, old.shape[1], left + right, old.shape[3]))
+            new[:n, :, self.start + offset:left] = old[:n, :, self.start:self.end]
+            values.append(new)
+        self.keys, self.values = keys, values
+        self.first = [f + offset for f in self.first]
+        self.start, self.end = self.start + offset, left

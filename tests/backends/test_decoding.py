@@ -68,6 +68,36 @@ def test_a_row_stops_at_a_stop_id_and_its_slot_is_taken_by_a_waiting_request(mod
     assert decoder.steps < 12 * 3  # 6 requests in slots of 2: a stopped row made room early
 
 
+def test_rows_of_very_different_lengths_leave_in_any_order_and_each_gets_its_own_tokens(model):
+    """Short rows first, then a prompt longer than the whole running window (the buffers grow on the left);
+    rows stop at different steps, so rows move into finished rows' places mid-batch."""
+    rng = random.Random(6)
+    prompts = [[rng.randrange(3, 1000) for _ in range(length)] for length in (4, 7, 5, 9, 6, 240, 130, 60, 3)]
+    reference = [generate(model, [p], 16)[0] for p in prompts]
+    stops = {reference[0][2], reference[5][5], reference[6][1]}
+    decoder = Decoder(model, pad_id=0, stop_ids=stops)
+    answers = decode(decoder, [(i, p, None) for i, p in enumerate(prompts)], batch_size=5, n=16)
+    for i, expected in enumerate(reference):
+        cut = next((k + 1 for k, t in enumerate(expected) if t in stops), len(expected))
+        assert answers[i][0] == expected[:cut], i
+
+
+def test_the_running_batch_gives_back_rows_and_columns_it_no_longer_uses():
+    from playpen.backends.decoding import Row, Slots
+
+    def prefilled(length: int) -> tuple[Row, list]:
+        return Row(length, list(range(length)), [1]), [(torch.ones(2, length, 4), torch.ones(2, length, 4))]
+
+    batch = Slots(torch.device("cpu"))
+    batch.place([prefilled(300)] + [prefilled(10) for _ in range(39)])
+    assert batch.keys[0].shape[0] >= 40 and batch.end - batch.start == 300
+    batch.free([0])  # the long row leaves: the window shrinks to the rows left
+    assert batch.end - batch.start == 10
+    batch.free(list(range(1, 39)))  # one row left: the buffers shrink
+    assert batch.active == 1 and batch.keys[0].shape[0] < 8 and batch.keys[0].shape[2] < 100
+    assert torch.equal(batch.kept(0)[0][0], torch.ones(2, 10, 4))  # the row left kept its keys
+
+
 def test_a_next_turn_continues_from_the_kept_cache_with_the_same_tokens(model):
     prompts = random_prompts(8, seed=2)
     decoder = Decoder(model, pad_id=0, stop_ids=set())
