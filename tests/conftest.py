@@ -6,7 +6,12 @@ import os
 import shutil
 from pathlib import Path
 
+import clemcore  # noqa: F401
 import pytest
+
+# clemcore configures its loggers when first imported, binding a handler to the sys.stdout of that moment.
+# Imported here, that is pytest's capture for the whole session; imported first inside a test using capsys,
+# it would be that test's stream, closed when the test ends, and later tests' log lines would fail to write.
 
 PARITY_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity" / "v2.0"
 PLAYSCHOOL_DIR = PARITY_DIR.parent / "playschool2026"
