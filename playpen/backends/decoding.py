@@ -161,7 +161,7 @@ class Decoder:
             temperature: float) -> None:
         """Answer requests until `take(n)` (up to n new requests, called between steps) gives none and every row
         has finished; `answer` gets each row as soon as it stops (a stop id, or `max_new_tokens`)."""
-        batch = Slots(self.device)
+        batch = RunningBatch(self.device)
         # sdpa takes a ready 4D boolean mask, which spares transformers building one from a 2D mask at every step
         mask_4d = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
         while True:
@@ -301,7 +301,7 @@ class WindowLayer(DynamicLayer):
         return self.keys, self.values
 
 
-class Slots:
+class RunningBatch:
     """The running batch: rows 0..n-1 of one key and one value buffer per layer, (rows, heads, columns, dim),
     every row's tokens right-aligned to column `end`; a step feeds the window [start, end) of the n rows and
     writes column `end` in place. A finished row's place is taken by the last row (one row copied, at the same
@@ -349,7 +349,7 @@ class Slots:
             return
         longest = max(layers[0][0].shape[1] for _, layers in placed)
         n = len(self.rows)
-        if not self.keys:
+        if not self.keys:  # empty buffers shaped like the rows' layers, to be sized below
             some = placed[0][1]
             self.keys = [k.new_zeros((len(placed), k.shape[0], 0, k.shape[2])) for k, _ in some]
             self.values = [torch.zeros_like(k) for k in self.keys]
@@ -400,15 +400,12 @@ class Slots:
         left = max(left, width) + width // 4
         right = max(64, width // 4)
         offset = left - self.end  # columns move right by this much
-        keys, values = [], []
-        for old in self.keys:
+
+        def moved(old: torch.Tensor) -> torch.Tensor:
             new = old.new_zeros((rows, old.shape[1], left + right, old.shape[3]))
             new[:n, :, self.start + offset:left] = old[:n, :, self.start:self.end]
-            keys.append(new)
-        for old in self.values:
-            new = old.new_zeros((rows, old.shape[1], left + right, old.shape[3]))
-            new[:n, :, self.start + offset:left] = old[:n, :, self.start:self.end]
-            values.append(new)
-        self.keys, self.values = keys, values
+            return new
+
+        self.keys, self.values = [moved(k) for k in self.keys], [moved(v) for v in self.values]
         self.first = [f + offset for f in self.first]
         self.start, self.end = self.start + offset, left

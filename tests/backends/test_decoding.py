@@ -83,12 +83,12 @@ def test_rows_of_very_different_lengths_leave_in_any_order_and_each_gets_its_own
 
 
 def test_the_running_batch_gives_back_rows_and_columns_it_no_longer_uses():
-    from playpen.backends.decoding import Row, Slots
+    from playpen.backends.decoding import Row, RunningBatch
 
     def prefilled(length: int) -> tuple[Row, list]:
         return Row(length, list(range(length)), [1]), [(torch.ones(2, length, 4), torch.ones(2, length, 4))]
 
-    batch = Slots(torch.device("cpu"))
+    batch = RunningBatch(torch.device("cpu"))
     batch.place([prefilled(300)] + [prefilled(10) for _ in range(39)])
     assert batch.keys[0].shape[0] >= 40 and batch.end - batch.start == 300
     batch.free([0])  # the long row leaves: the window shrinks to the rows left
