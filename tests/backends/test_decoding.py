@@ -82,6 +82,27 @@ def test_rows_of_very_different_lengths_leave_in_any_order_and_each_gets_its_own
         assert answers[i][0] == expected[:cut], i
 
 
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_a_grouped_query_attention_model_gets_the_tokens_generate_gives(attention):
+    """Qwen3's architecture (2 key-value heads for 4 query heads, q/k norms), random weights: the loop is not
+    written for the tiny Llama alone. sdpa takes the loop's ready 4D mask; eager builds its own from a 2D one."""
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    config = Qwen3Config(vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=512)
+    torch.manual_seed(0)
+    qwen = Qwen3ForCausalLM._from_config(config, attn_implementation=attention).eval()
+    assert qwen.config._attn_implementation == attention and supports_decoder(qwen)
+    prompts = random_prompts(7, seed=7)
+    reference = [generate(qwen, [p], 12)[0] for p in prompts]
+    stops = {reference[1][3], reference[4][6]}
+    answers = decode(Decoder(qwen, pad_id=0, stop_ids=stops), [(i, p, None) for i, p in enumerate(prompts)],
+                     batch_size=3, n=12)
+    for i, expected in enumerate(reference):
+        cut = next((k + 1 for k, t in enumerate(expected) if t in stops), len(expected))
+        assert answers[i][0] == expected[:cut], i
+
+
 def test_the_running_batch_gives_back_rows_and_columns_it_no_longer_uses():
     from playpen.backends.decoding import Row, RunningBatch
 
