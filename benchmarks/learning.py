@@ -95,13 +95,18 @@ def timing(trainer) -> dict:
     return json.loads((trainer.output_dir / "training.json").read_text())["timing"]
 
 
-def run(seeds: int, steps: int, compare_async: bool = False) -> dict:
+def build_start() -> None:
+    """The start every arm continues from: the tiny model after the short SFT, registered as tiny-sft."""
     from playpen.tiny import create_tiny
 
     _quiet()
-    started = time.perf_counter()
     create_tiny("tiny")
     train("sft_trainer_simple.py", "tiny", [*START, "seed=0"])
+
+
+def run(seeds: int, steps: int, compare_async: bool = False) -> dict:
+    started = time.perf_counter()
+    build_start()
     start = evaluate("tiny-sft", "eval/start")
     print(f"start (SFT, {START[0]}): played {start['played']:.1f}, quality {start['quality']:.1f}", flush=True)
     arms: dict[str, list[dict]] = {"grpo": [], "sft": []}
@@ -132,11 +137,7 @@ def run(seeds: int, steps: int, compare_async: bool = False) -> dict:
 
 def async_timing(rounds: int, steps: int) -> dict:
     """Steps per second of synchronous and asynchronous GRPO from the same start, interleaved over rounds."""
-    from playpen.tiny import create_tiny
-
-    _quiet()
-    create_tiny("tiny")
-    train("sft_trainer_simple.py", "tiny", [*START, "seed=0"])
+    build_start()
     speed: dict[str, list[float]] = {"sync": [], "async": []}
     for round_ in range(rounds):
         for arm in speed:

@@ -260,7 +260,6 @@ def main() -> None:
         from startup import measure_startup  # benchmarks/startup.py, beside this script
 
         startup = measure_startup(runs=3)
-    if startup is not None:
         print(f"start-up: `playpen play -g wordle -m expert` recorded its first episode after {startup['startup_seconds']:.2f} s "
               f"(median of {len(startup['startup_runs'])} runs; target {startup['startup_target_seconds']:.0f} s)")
     print(f"{'side':<20}{'episodes':>9}{'seconds':>10}{'episodes/s':>12}")

@@ -43,33 +43,26 @@ def supports_decoder(model) -> bool:
     return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
 
 
-class SlackLayer(DynamicLayer):
-    """A full-attention cache layer with spare columns: each step writes its token's keys and values in place
-    instead of concatenating (copying) the whole cache, as `DynamicLayer` does."""
+class WindowLayer(DynamicLayer):
+    """A cache layer the model sees as rows [0, rows) and columns [start, end) of preallocated buffers; a
+    forward pass writes its keys and values in place from column `end` on (instead of `DynamicLayer`'s
+    concatenation, a copy of the whole cache). Used for each decoding step and for prefills continuing kept
+    keys and values."""
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, room: int = 64):
+    def __init__(self, key_buffer: torch.Tensor, value_buffer: torch.Tensor, rows: int, start: int, end: int):
         super().__init__()
-        self.lazy_initialization(keys, values)
-        self._allocate(keys, values, room)
-
-    def _allocate(self, keys: torch.Tensor, values: torch.Tensor, room: int) -> None:
-        batch, heads, length, dim = keys.shape
-        self.key_buffer = keys.new_empty((batch, heads, length + room, dim))
-        self.value_buffer = values.new_empty((batch, heads, length + room, dim))
-        self.key_buffer[:, :, :length] = keys
-        self.value_buffer[:, :, :length] = values
-        self.length = length
-        self.keys, self.values = self.key_buffer[:, :, :length], self.value_buffer[:, :, :length]
+        self.lazy_initialization(key_buffer, value_buffer)
+        self.key_buffer, self.value_buffer = key_buffer, value_buffer
+        self.rows, self.start, self.end = rows, start, end
+        self.keys, self.values = key_buffer[:rows, :, start:end], value_buffer[:rows, :, start:end]
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-        new = key_states.shape[-2]
-        if self.length + new > self.key_buffer.shape[2]:
-            self._allocate(self.keys, self.values, room=new + max(64, self.length // 4))
-        end = self.length + new
-        self.key_buffer[:, :, self.length:end] = key_states
-        self.value_buffer[:, :, self.length:end] = value_states
-        self.length = end
-        self.keys, self.values = self.key_buffer[:, :, :end], self.value_buffer[:, :, :end]
+        end = self.end + key_states.shape[-2]
+        self.key_buffer[:self.rows, :, self.end:end] = key_states
+        self.value_buffer[:self.rows, :, self.end:end] = value_states
+        self.end = end
+        self.keys = self.key_buffer[:self.rows, :, self.start:end]
+        self.values = self.value_buffer[:self.rows, :, self.start:end]
         return self.keys, self.values
 
 
@@ -248,17 +241,17 @@ class Decoder:
             some = next(k for k in kept if k)
             for layer in range(len(some)):
                 sample = some[layer][0]
-                keys = sample.new_zeros((len(prompts), sample.shape[0], width, sample.shape[2]))
+                keys = sample.new_zeros((len(prompts), sample.shape[0], width + new, sample.shape[2]))
                 values = torch.zeros_like(keys)
                 for r, n in enumerate(used):
                     if n:
-                        keys[r, :, width - n:] = kept[r][layer][0][:, :n]
-                        values[r, :, width - n:] = kept[r][layer][1][:, :n]
-                past.append(SlackLayer(keys, values, room=new))
+                        keys[r, :, width - n:width] = kept[r][layer][0][:, :n]
+                        values[r, :, width - n:width] = kept[r][layer][1][:, :n]
+                past.append(WindowLayer(keys, values, len(prompts), 0, width))  # the pass writes the last `new`
         logits, layers = self._forward(input_ids, mask, positions, past, keep_last=True)
         return logits, [(layer.keys, layer.values) for layer in layers]
 
-    def _forward(self, input_ids, mask, positions, layers: list[SlackLayer] | None, keep_last: bool = False):
+    def _forward(self, input_ids, mask, positions, layers: list[WindowLayer] | None, keep_last: bool = False):
         """The model's logits and the cache layers it wrote (in place into `layers` when given)."""
         past = DynamicCache(config=self.model.config)
         if layers is not None:
@@ -278,27 +271,6 @@ class Decoder:
             logps = torch.log_softmax(logits, dim=-1)
             tokens = logits.argmax(-1)
         return tokens, logps.gather(-1, tokens[:, None]).squeeze(-1)
-
-
-class WindowLayer(DynamicLayer):
-    """One layer of the running batch's cache as the model sees it for one step: rows [0, rows) and columns
-    [start, end) of the batch's buffers; the step's keys and values are written in place at column `end`."""
-
-    def __init__(self, key_buffer: torch.Tensor, value_buffer: torch.Tensor, rows: int, start: int, end: int):
-        super().__init__()
-        self.lazy_initialization(key_buffer, value_buffer)
-        self.key_buffer, self.value_buffer = key_buffer, value_buffer
-        self.rows, self.start, self.end = rows, start, end
-        self.keys, self.values = key_buffer[:rows, :, start:end], value_buffer[:rows, :, start:end]
-
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-        end = self.end + key_states.shape[-2]
-        self.key_buffer[:self.rows, :, self.end:end] = key_states
-        self.value_buffer[:self.rows, :, self.end:end] = value_states
-        self.end = end
-        self.keys = self.key_buffer[:self.rows, :, self.start:end]
-        self.values = self.value_buffer[:self.rows, :, self.start:end]
-        return self.keys, self.values
 
 
 class RunningBatch:

@@ -269,7 +269,8 @@ class GameRollout:
 
     def play(self, prompts: list[str], trainer, model: Model, step: int, run: Prefetch | None = None
              ) -> tuple[dict, float]:
-        """Play the episodes of one step's prompts with `model`: TRL's samples and the seconds it took. `run`, in the background, lets the main thread cancel the episodes."""
+        """Play the episodes of one step's prompts with `model`: TRL's samples and the seconds it took. `run`, in
+        the background, lets the main thread cancel the episodes."""
         # Consecutive equal prompts are one GRPO group; a group of G samples training R roles plays G / R
         # episodes (rounded up) and takes one sample per role from each.
         groups: list[tuple[str, int]] = []  # (prompt, samples)
