@@ -47,6 +47,20 @@ def tiny(in_tmp_cwd, tiny_model_dir) -> str:
 
 
 @pytest.fixture(scope="session")
+def smollm2() -> str:
+    """The real SmolLM2-135M-Instruct, fetched once into the model cache (`make test` fetches it first)."""
+    from playpen.errors import PlaypenError
+    from playpen.fetch import fetch, fetched_path
+
+    if fetched_path("smollm2-135m") is None:
+        try:
+            fetch("smollm2-135m")
+        except PlaypenError as e:
+            pytest.skip(f"the real model could not be fetched ({e})")
+    return "smollm2-135m"
+
+
+@pytest.fixture(scope="session")
 def parity_dir() -> Path:
     if not PARITY_DIR.is_dir():
         pytest.skip(f"the recorded clembench episodes are not at {PARITY_DIR} (shared/parity is not checked out)")

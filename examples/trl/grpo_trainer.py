@@ -6,6 +6,7 @@
     playpen run examples/trl/grpo_trainer.py -l tiny --set games=wordle --set max_steps=5 --set turn_weight=0.5
     playpen run examples/trl/grpo_trainer.py -l llama3-8b -T 1.0 --set use_vllm=true     # vLLM, one GPU
     playpen run examples/trl/grpo_trainer.py -l smol-135m -t expert -T 1.0 --set async_rollout=true
+    playpen run examples/trl/grpo_trainer.py -l smol-135m -t expert -T 1.0 --set fresh_instances=500
 
 Each step draws `instances_per_step` training instances; the learner plays each `num_generations` times
 (a GRPO group) through Playpen's engine, its turns kept as exact token ids. The reward comes from the
@@ -54,6 +55,8 @@ class GameGRPO(PlaypenTrainer):
     learner_player = 0  # which player the learner is in multi-player games (0 = Player 1)
     all_roles = False  # self-play (no teacher): train every role the learner plays, normalised per role
     lora = False
+    fresh_instances = 0  # > 0: play this many freshly generated instances per game (never a validation or test
+    # instance's content) instead of the train split, so the learner cannot memorise a few instances
     use_vllm = False  # generate with vLLM (CUDA): "colocate" in the training process, or "server" (trl vllm-serve)
     vllm_mode = "colocate"
     async_rollout = False  # play step n+1 while step n optimises (one rollout off-policy, importance-weighted)
@@ -64,7 +67,7 @@ class GameGRPO(PlaypenTrainer):
             raise PlaypenError("async_rollout plays on the Hugging Face path: with use_vllm, TRL's vLLM generates")
         if self.importance_sampling not in IMPORTANCE_SAMPLING_MODES:
             raise PlaypenError(f"--set importance_sampling: choose one of {', '.join(IMPORTANCE_SAMPLING_MODES)}")
-        prompts, tasks = instance_prompts(self.games, split="train")
+        prompts, tasks = instance_prompts(self.games, split="train", fresh=self.fresh_instances, seed=self.seed)
         partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
         rollout = GameRollout(self.learner, tasks, partner=partner, learner_player=self.learner_player,
                               all_roles=self.all_roles, max_tokens=self.max_tokens,

@@ -149,15 +149,28 @@ class PlaypenTrainer:
         return model, tokenizer
 
     def expert_episodes(self, games: list[str], split: str = "train", results_dir: str = "playpen-records/expert",
-                        repeats: int = 1) -> Path:
-        """Episodes of the games' expert players on an instance split (played once, then reused)."""
+                        repeats: int = 1, fresh: int = 0) -> Path:
+        """Episodes of the games' expert players on an instance split (played once, then reused); with
+        `fresh` > 0 on that many freshly generated instances per game instead (`playpen.data.fresh`, drawn
+        with the trainer's seed)."""
         from accelerate import PartialState
 
         from playpen.play import play
 
         with PartialState().main_process_first():  # one process plays; the others find the results
-            _, _, path = play(games, ["expert"], results_dir=results_dir, split=split, repeats=repeats,
-                              progress=False)
+            if fresh <= 0:
+                _, _, path = play(games, ["expert"], results_dir=results_dir, split=split, repeats=repeats,
+                                  progress=False)
+                return path
+            from playpen.data.fresh import fresh_instances
+
+            results_dir = f"{results_dir}-fresh-{self.seed}-{fresh}"
+            for game in games:
+                instances = Path(results_dir) / "instances" / f"{game}.json"
+                if not instances.exists():
+                    atomic_write_json(instances, fresh_instances(game, self.seed, fresh))
+                _, _, path = play([game], ["expert"], results_dir=results_dir, instances_file=str(instances.resolve()),
+                                  repeats=repeats, progress=False)
         return path
 
     def learner_episodes(self, games: list[str], split: str = "train") -> Path:
@@ -176,7 +189,7 @@ class PlaypenTrainer:
         state.wait_for_everyone()
         return folder
 
-    def sft_samples(self, games: list[str], data: str = ""):
+    def sft_samples(self, games: list[str], data: str = "", fresh: int = 0):
         """SFT data: one prompt-completion sample per assistant turn (the loss covers the learner's turns only,
         with any chat template) of `data` (a JSONL of {messages, meta} samples, e.g. from `playpen dataset
         conversational`, or a playpen-data id; samples whose meta names another game or an instance outside the
@@ -192,7 +205,8 @@ class PlaypenTrainer:
                 raise PlaypenError(f"no samples in {data} for {', '.join(games)}: samples of other games and of "
                                    f"validation or test instances are left out; {how}")
         else:
-            rows = conversational([self.expert_episodes(games, split="train")], games=games, outcomes=["success"])
+            rows = conversational([self.expert_episodes(games, split="train", fresh=fresh)], games=games,
+                                  outcomes=["success"])
             missing = [g for g in games if not any(row["meta"]["game"] == g for row in rows)]
             if missing:  # a user's game seldom has an expert player, or a scorer to say it won
                 why = (f"the expert player won no train episode of {', '.join(missing)} (a game without an expert "

@@ -125,14 +125,22 @@ def learner_at_fault(result: EpisodeResult, learner_players: set[str]) -> bool:
     return result.last_player in learner_players
 
 
-def instance_prompts(games: list[str], split: str = "train") -> tuple[list[str], dict[str, EpisodeTask]]:
-    """One prompt per instance of the games' split (the strings TRL samples), and the task each one names."""
+def instance_prompts(games: list[str], split: str = "train", fresh: int = 0, seed: int = 0
+                     ) -> tuple[list[str], dict[str, EpisodeTask]]:
+    """One prompt per instance of the games' split (the strings TRL samples), and the task each one names.
+    With `fresh` > 0, that many freshly generated instances per game instead (`playpen.data.fresh`: drawn
+    with `seed`, none equal to a validation or test instance)."""
+    from playpen.data.fresh import fresh_instances
     from playpen.data.splits import split_ids
     from playpen.registry import load_instances, select_games
 
     tasks = {}
     for spec in select_games(games):
-        for task in tasks_from_instances(spec, load_instances(spec), only=split_ids(spec.game_name, split)):
+        if fresh > 0:
+            found = tasks_from_instances(spec, fresh_instances(spec.game_name, seed, fresh))
+        else:
+            found = tasks_from_instances(spec, load_instances(spec), only=split_ids(spec.game_name, split))
+        for task in found:
             tasks[f"{task.game_name}|{task.experiment['name']}|{task.instance['game_id']}"] = task
     return list(tasks), tasks
 

@@ -56,6 +56,13 @@ class TabooInstanceGenerator(GameInstanceGenerator):
                 instance["related_word_stem"] = [rules.stem(word) for word in related]
 
 
+def draw_instances(seed: int, game_name: str = "taboo") -> dict:
+    """The instances drawn with `seed` (fresh training instances, playpen.data.fresh)."""
+    generator = TabooInstanceGenerator(targets_by_band(seed))
+    generator.on_generate(seed)
+    return generator.instances
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=2025)

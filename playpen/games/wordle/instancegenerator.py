@@ -101,6 +101,13 @@ class WordleInstanceGenerator(GameInstanceGenerator):
                 instance["target_word_difficulty"] = band
 
 
+def draw_instances(seed: int, game_name: str) -> dict:
+    """One wordle game's instances drawn with `seed` (fresh training instances, playpen.data.fresh)."""
+    generator = WordleInstanceGenerator(game_name, pick_targets(seed))
+    generator.on_generate(seed)
+    return generator.instances
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--words", action="store_true", help="rebuild resources/words.tsv first")

@@ -1,0 +1,90 @@
+"""A real chat model end to end: SmolLM2-135M-Instruct (fetched once, see conftest's `smollm2`) plays every
+game and is trained by each trainer, whose saved model loads, plays and still stops at its end-of-turn token.
+
+Its own tokenizer, ChatML template, <|im_end|> and 30 layers are what the tiny model cannot show; every run
+here is cut to a few episodes, tokens and steps, since each of its tokens costs real compute on a CPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from playpen.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def real_model(smollm2):
+    from playpen.backends import load_model
+    from playpen.registry import resolve_model_spec
+
+    return load_model(resolve_model_spec(smollm2), temperature=0.0, max_tokens=12)
+
+
+def ends_its_turn(model) -> tuple[list[int], int]:
+    """The completion ids of a question a chat model answers in a few words, and the end-of-turn id."""
+    chat = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+    model.set_gen_args(temperature=0.0, max_tokens=24)
+    generation = model.generate_batch([chat])[0]
+    return generation.completion_ids, model.tokenizer.convert_tokens_to_ids("<|im_end|>")
+
+
+def test_the_real_model_answers_and_stops_at_its_end_of_turn_token(real_model):
+    completion, end = ends_its_turn(real_model)
+    assert completion[-1] == end and len(completion) < 24
+    assert "Paris" in real_model.tokenizer.decode(completion)
+
+
+def test_every_game_plays_an_episode_with_the_real_model(real_model, in_tmp_cwd):
+    """Whatever it answers (it has never seen these formats, so most episodes abort), no game raises."""
+    from playpen.engine import Engine, ResultsWriter, tasks_from_instances
+    from playpen.registry import game_registry, load_benchmark, load_instances
+
+    tasks = []
+    specs = {spec.game_name: spec for spec in game_registry().get_game_specs()}.values()  # a version each
+    for spec in specs:
+        load_benchmark(spec)
+        found = tasks_from_instances(spec, load_instances(spec))
+        tasks.append(found[0])
+    real_model.set_gen_args(temperature=0.0, max_tokens=12)
+    writer = ResultsWriter("results", "smollm2-135m", [])
+    results = Engine([real_model], batch_size=16, results=writer, progress=False).run(tasks)
+    assert len(results) == len(tasks) >= 16
+    raised = [(r.task.game_name, r.error) for r in results if getattr(r, "error", None)]
+    assert not raised, raised
+    assert all(r.outcome in ("success", "failure", "aborted") for r in results), {r.outcome for r in results}
+    first = next(p for p in results[0].players if p.turns)
+    assert first.turns[0].prompt_ids[:1] == [real_model.tokenizer.convert_tokens_to_ids("<|im_start|>")]
+
+
+@pytest.mark.parametrize("example,settings,name,adapter", [
+    ("sft_trainer_lora.py", ["max_steps=2", "batch_size=2"], "smollm2-135m-sft-lora", True),
+    ("dpo_trainer.py", ["max_steps=2", "batch_size=2"], "smollm2-135m-dpo", False),
+    ("grpo_trainer.py", ["max_steps=2", "num_generations=2", "instances_per_step=1", "lora=true"],
+     "smollm2-135m-grpo", True),
+])
+def test_each_trainer_saves_a_real_model_that_plays_and_ends_its_turns(smollm2, in_tmp_cwd, capsys, example,
+                                                                        settings, name, adapter):
+    from playpen.backends import load_model
+    from playpen.registry import resolve_model_spec
+
+    argv = ["run", str(EXAMPLES / example), "-l", smollm2, "-L", "8", "--set", "games=referencegame"]
+    if example == "grpo_trainer.py":
+        argv += ["-t", "expert", "-T", "1.0"]
+    for setting in settings:
+        argv += ["--set", setting]
+    main(argv)
+    entry = next(e for e in json.loads(Path("model_registry.json").read_text()) if e["model_name"] == name)
+    checkpoint = Path(entry["model_config"]["peft_model"] if adapter else entry["huggingface_id"])
+    assert (checkpoint / ("adapter_config.json" if adapter else "model.safetensors")).exists()
+    record = json.loads((checkpoint.parent / "training.json").read_text())
+    assert record["global_step"] == 2 and record["weight_change"] > 0
+    main(["play", "-g", "referencegame", "-m", name, "expert", "-L", "8", "-e", "line_grids_rows",
+          "--split", "validation", "-r", "after"])
+    assert "episodes in" in capsys.readouterr().out
+    completion, end = ends_its_turn(load_model(resolve_model_spec(name)))
+    assert completion[-1] == end and len(completion) < 24
