@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playpen.games.chronicle import expert, instancegenerator, rules
-from playpen.testing import instances_of, play, play_expert, play_scripted
+from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
 
 RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_outofdomain"
 HASTINGS = {"target_event": "Battle of Hastings", "forbidden_keywords": ["hastings", "norman", "harold"],
@@ -148,6 +148,21 @@ def test_what_each_player_reads():
     assert seen["Detective"][1] == "[Sentence 2]\nAn English king fell."
     assert '"Agincourt"' in seen["Narrator"][1]
     assert "$" not in seen["Narrator"][0] + seen["Detective"][0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(player=st.sampled_from(["Player 1", "Player 2"]), texts=st.lists(st.text(max_size=80), min_size=1, max_size=6))
+def test_any_text_in_either_role_never_raises(player, texts):
+    """One role answers with any text (then as the expert), the other is the expert."""
+    queue = list(texts)
+
+    def respond(request):
+        return queue.pop(0) if request.player.name == player and queue else expert_answer(request)
+
+    result = play("chronicle", respond, **game())
+    assert result.error is None
+    expected = {"success": lambda s: 0 <= s <= 100, "failure": lambda s: s == 0, "aborted": math.isnan}
+    assert expected[result.outcome](result.main_score)
 
 
 # -------------------------------------------------------------------------------------------- expert

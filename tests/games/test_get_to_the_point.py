@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playpen.games.get_to_the_point import expert, instancegenerator, rules
-from playpen.testing import instances_of, play, play_expert, play_scripted
+from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
 
 RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_outofdomain"
 
@@ -139,6 +139,21 @@ def test_each_player_reads_the_others_lower_cased_response():
     assert seen["Helper"][0].endswith("\n\nminister") and "leader" in seen["Helper"][0]
     assert seen["Helper"][1] == "guess: priest"
     assert "$" not in seen["Helper"][0] + seen["Seeker"][0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(player=st.sampled_from(["Player 1", "Player 2"]), texts=st.lists(st.text(max_size=60), min_size=1, max_size=6))
+def test_any_text_in_either_role_never_raises(player, texts):
+    """One role answers with any text (then as the expert), the other is the expert."""
+    queue = list(texts)
+
+    def respond(request):
+        return queue.pop(0) if request.player.name == player and queue else expert_answer(request)
+
+    result = play("get_to_the_point", respond, **game())
+    assert result.error is None
+    expected = {"success": lambda s: 20 <= s <= 100, "failure": lambda s: s == 0, "aborted": math.isnan}
+    assert expected[result.outcome](result.main_score)
 
 
 # -------------------------------------------------------------------------------------------- expert

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,20 @@ def test_more_parse_errors_than_allowed_abort():
 def test_the_round_limit_ends_the_game_as_a_success():
     result = play_scripted(GAME, ["SAY: hello"] * 24, **first())
     assert result.outcome == "success" and result.episode_scores["Rounds"] == 12
+
+
+@settings(max_examples=40, deadline=None)
+@given(player=st.sampled_from(["Player 1", "Player 2"]), texts=st.lists(st.text(max_size=80), min_size=1, max_size=8))
+def test_any_text_in_either_role_never_raises(player, texts):
+    """One player answers with any text (then as the expert), the other is the expert."""
+    queue = list(texts)
+
+    def respond(request):
+        return queue.pop(0) if request.player.name == player and queue else expert_answer(request)
+
+    result = play(GAME, respond, **first("st_6obj_en", 1))
+    assert result.error is None and result.outcome in ("success", "aborted")
+    assert math.isnan(result.main_score) == (result.outcome == "aborted")
 
 
 # -------------------------------------------------------------------------------------------- experts
