@@ -62,6 +62,14 @@ def test_any_placement_reads_back_from_its_rendering(cells):
     assert rules.parse_rendered("Your board:\n" + text + "\nYour command?") == (BACKGROUND, objects)
 
 
+def test_boards_with_the_2026_sparse_column_labels_read_back():
+    objects = {"C": (9, 4), "L": (19, 3), "P": (46, 10)}
+    rows = rules.render(BACKGROUND, objects).split("\n")[2:]  # without Playpen's two label lines
+    labels = " " + "".join(f"{x:<5}" for x in range(1, 50, 5))  # " 1    6    11   16 ..."
+    assert rules.parse_rendered("```\n" + labels + "\n" + "\n".join(rows) + "```") == (BACKGROUND, objects)
+    assert rules.parse_rendered(" 1    7\n" + "\n".join(rows)) is None  # 7 does not start in column 7
+
+
 # ------------------------------------------------------------------------------------------ scores
 
 

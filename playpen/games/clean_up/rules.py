@@ -167,23 +167,26 @@ def render(background: str, objects: Objects) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _header_width(line: str) -> int | None:
-    """The board width a units header line announces (" 1234567": 9), or None if it is no header."""
-    digits = line.rstrip()[1:]
-    if not line.startswith(" ") or not digits.isdigit():
-        return None
-    if digits != "".join(str(x % 10) for x in range(1, len(digits) + 1)):
-        return None
-    return len(digits) + 2
+def _is_header(line: str) -> bool:
+    """Whether a line labels board columns: Playpen's units line (" 1234567890123..."), or the 2026
+    files' sparse labels, each number starting in its own column (" 1    6    11   16 ...")."""
+    text = line.rstrip()
+    if not text.startswith(" 1"):
+        return False
+    digits = text[1:]
+    if digits.isdigit():
+        return digits == "".join(str(x % 10) for x in range(1, len(digits) + 1))
+    return all(int(found.group()) == found.start() for found in re.finditer(r"\d+", text))
 
 
 def parse_rendered(text: str) -> tuple[str, Objects] | None:
     """(background, objects) of the last board rendered in a text, or None if it shows none."""
     lines = text.split("\n")
-    for start in range(len(lines) - 1, -1, -1):
-        width = _header_width(lines[start])
-        if width is None:
+    for start in range(len(lines) - 2, -1, -1):
+        top = lines[start + 1]
+        if not _is_header(lines[start]) or not top.startswith("╔") or "╗" not in top:
             continue
+        width = top.index("╗") + 1
         rows = []
         for line in lines[start + 1:]:
             if len(line) < width:
