@@ -1,8 +1,9 @@
 """clean_up's rules as plain functions: boards, command parsing, moves, distances and the scores.
 
 Shared by the game master, the scorer, the experts, the instance generator and the tests. The rules are
-those of the LM Playschool 2026 version (GAMES-2026.md, section clean_up), checked against its recorded
-episodes.
+those of the LM Playschool 2026 version (GAMES-2026.md, section clean_up) and of its out-of-domain variant
+st_clean_up (GAMES-OOD.md, section st_clean_up: wider grids, no emptiness check, an older consistency score),
+both checked against their recorded episodes.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def parse_command(response: str, must_say: bool = False) -> Say | Move:
 
 
 def is_restricted(message: str, patterns: list[str]) -> bool:
-    """Whether a SAY message matches one of an instance's restricted patterns (none in the 2026 instances)."""
+    """Whether a SAY message matches one of an instance's restricted patterns (case-sensitive searches; none
+    in clean_up's instances, a digit and 'row', 'column', 'line' anywhere in st_clean_up's)."""
     return any(re.search(p, message, re.DOTALL) for p in patterns)
 
 
