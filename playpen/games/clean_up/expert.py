@@ -9,12 +9,16 @@ on one steps aside; when only a cycle is left, one object is parked on a free ce
 target), announces the cells of objects its partner did not
 place, and then asks "finished?"; the leader answers "finished!". Against another kind of partner the same
 rules apply: any cells the partner names for objects are followed, and a "finished?" is answered.
+
+st_clean_up forbids digits (and "row", "column", "line") in messages, so there the same protocol names
+cells in words (`respond_in_words`): "C at nine across, four down" is the cell (9, 4).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from playpen.games.clean_up import rules
 
@@ -25,6 +29,37 @@ _LINKS = ("is", "at", "to", "on", "in", "now", "cell", "position", "currently", 
           "sits", "moved", "move", "goes", "go", "should", "will", "be", "into")
 _FILLER = r"(?:\s|'|\"|:|=|-|>|" + "|".join(rf"\b{w}\b" for w in _LINKS) + ")*"
 _PLACED = re.compile(r"(?<![A-Za-z])'?([A-Z])'?(?![A-Za-z'])" + _FILLER + r"\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+
+
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+          "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+_NUMBER = r"[a-z]+(?:[- ][a-z]+)?"
+_PLACED_IN_WORDS = re.compile(r"(?<![A-Za-z])'?([A-Z])'?" + _FILLER + r"(" + _NUMBER + r") across,?\s*(?:and\s+)?("
+                              + _NUMBER + r") down")
+
+
+def in_words(n: int) -> str:
+    """A number from 0 to 99 in words ("forty-six"); no digits, nor "row", "column" or "line"."""
+    if n < 20:
+        return _UNITS[n]
+    tens = next(word for word, value in _TENS.items() if value == n - n % 10)
+    return tens + ("-" + _UNITS[n % 10] if n % 10 else "")
+
+
+def from_words(text: str) -> int | None:
+    """The number a few words name ("forty-six", "forty six", "nine"), or None."""
+    words = text.lower().replace("-", " ").split()
+    if len(words) == 1 and words[0] in _UNITS:
+        return _UNITS.index(words[0])
+    if words and words[0] in _TENS:
+        rest = words[1:]
+        if not rest:
+            return _TENS[words[0]]
+        if len(rest) == 1 and rest[0] in _UNITS[1:10]:
+            return _TENS[words[0]] + _UNITS.index(rest[0])
+    return None
 
 
 def own_board(messages: list[dict]) -> tuple[str, rules.Objects] | None:
@@ -47,12 +82,13 @@ def named_cells(text: str, ids: set[str]) -> rules.Objects:
     return {obj: (int(x), int(y)) for obj, x, y in _PLACED.findall(text) if obj in ids}
 
 
-def targets(background: str, ids: set[str], said: list[str]) -> rules.Objects:
+def targets(background: str, ids: set[str], said: list[str],
+            read: Callable[[str, set[str]], rules.Objects] = named_cells) -> rules.Objects:
     """The partner's latest cell for each object, where that cell is a free background cell of the room
     (no wall, no frame) and no other object has it already."""
     wanted: rules.Objects = {}
     for text in said:
-        wanted.update(named_cells(text, ids))
+        wanted.update(read(text, ids))
     free = set(rules.empty_cells(background))
     chosen: rules.Objects = {}
     for obj, where in wanted.items():
@@ -61,8 +97,22 @@ def targets(background: str, ids: set[str], said: list[str]) -> rules.Objects:
     return chosen
 
 
+def named_cells_in_words(text: str, ids: set[str]) -> rules.Objects:
+    """Cells a message names in words ("C at nine across, four down"); the last mention wins."""
+    cells: rules.Objects = {}
+    for obj, x, y in _PLACED_IN_WORDS.findall(text):
+        where = from_words(x), from_words(y)
+        if obj in ids and None not in where:
+            cells[obj] = where
+    return cells
+
+
 def describe(objects: rules.Objects) -> str:
     return ", ".join(f"{obj} at ({x}, {y})" for obj, (x, y) in sorted(objects.items()))
+
+
+def describe_in_words(objects: rules.Objects) -> str:
+    return ", ".join(f"{obj} at {in_words(x)} across, {in_words(y)} down" for obj, (x, y) in sorted(objects.items()))
 
 
 def next_move(background: str, board: rules.Objects, goal: rules.Objects) -> rules.Move | None:
@@ -94,6 +144,17 @@ def _last_move_failed(messages: list[dict]) -> bool:
 
 
 def respond(messages: list[dict]) -> str:
+    """The expert's command, naming cells as "(3, 1)"."""
+    return _respond(messages, describe, named_cells)
+
+
+def respond_in_words(messages: list[dict]) -> str:
+    """The expert's command, naming cells in words ("nine across, four down")."""
+    return _respond(messages, describe_in_words, named_cells_in_words)
+
+
+def _respond(messages: list[dict], describe: Callable[[rules.Objects], str],
+             read: Callable[[str, set[str]], rules.Objects]) -> str:
     found = own_board(messages)
     if found is None:  # cannot happen with the game's prompts; a SAY is always a valid turn
         return "SAY: I cannot see my board. Please tell me where your objects are."
@@ -102,7 +163,7 @@ def respond(messages: list[dict]) -> str:
     mine = [m["content"] for m in messages if m["role"] == "assistant"]
     partner_done = bool(said) and (rules.TERMINATE_QUESTION in said[-1] or rules.TERMINATE_ANSWER in said[-1])
     leading = any(PLAN in m for m in mine)
-    goal = {} if leading else targets(background, set(board), said)
+    goal = {} if leading else targets(background, set(board), said, read)
     if not leading and not goal:
         return f"SAY: {PLAN} {describe(board)}. Please move your objects to exactly these cells; " \
                "I keep mine where they are. Tell me when you are done."

@@ -14,6 +14,13 @@ Kept from the 2026 game: every parse error is counted twice in "Parse Errors"; t
 before an instance's restricted patterns are checked. Messages and prompts come from the instance, so
 Playpen's instance files and the official 2026 ones (with their own wording) both play.
 
+st_clean_up, the out-of-domain variant (GAMES-OOD.md section st_clean_up), is this game master with
+another instance file: a 52 x 12 "semantic" grid (background symbols in brackets, modality
+`semantic_text`) where a move may go to any cell inside the frame's bounds (no emptiness check), the
+expected distance of a width x height board, a SAY may contain no digit and not "row", "column" or "line"
+(the instances' restricted patterns), and an older consistency score (rules.consistency_score_ood). Its
+experts spell cells out in words, which the restrictions allow.
+
 Deviation: an invalid move that brings the penalties to 2·max_penalties aborts the game (the 2026 game
 would re-prompt for ever, and its penalty score is undefined there); no recorded episode gets close.
 """
@@ -31,6 +38,7 @@ from playpen.games.clean_up import expert, rules
 from playpen.games.common import ExpertPlayer
 
 ROLE = "Cleaner"
+OOD_GAME = "st_clean_up"  # the out-of-domain variant's game name (its scorer's consistency formula)
 
 
 def _fill(template: str, **values) -> str:
@@ -51,9 +59,13 @@ class CleanUpGameMaster(DialogueGameMaster):
         self.max_penalties = int(instance["max_penalties"])
         self.max_rounds = int(instance["max_rounds"])
         self.p2_prompt: str = instance["p2_initial_prompt"]
+        # only clean_up's line-drawn rooms need a free cell to move to; st_clean_up's semantic grids do not
+        self.need_empty = instance.get("modality") != "semantic_text"
 
-        self.player_1 = ExpertPlayer(self.player_models[0], ROLE, expert.respond)
-        self.player_2 = ExpertPlayer(self.player_models[1], ROLE, expert.respond)
+        # experts name cells in digits, or in words where the instance forbids digits in messages
+        policy = expert.respond_in_words if rules.is_restricted("(1, 2)", self.restricted) else expert.respond
+        self.player_1 = ExpertPlayer(self.player_models[0], ROLE, policy)
+        self.player_2 = ExpertPlayer(self.player_models[1], ROLE, policy)
         self.add_player(self.player_1, initial_context=instance["p1_initial_prompt"])
         self.add_player(self.player_2)
         self.initial = {"Player 1": rules.as_objects(instance["objects_1"]),
@@ -127,7 +139,7 @@ class CleanUpGameMaster(DialogueGameMaster):
                 self._tell(partner, self._new_turn(_fill(self.prompts["new_turn"], turn_message=command.message)))
             return
         board = self.boards[player.name]
-        problem = rules.check_move(self.background, board, command)
+        problem = rules.check_move(self.background, board, command, self.need_empty)
         where = {"object": command.obj, "x": command.x, "y": command.y}
         if problem is not None:
             kind, content = problem
@@ -165,7 +177,7 @@ class CleanUpGameMaster(DialogueGameMaster):
         one, two = self.boards["Player 1"], self.boards["Player 2"]
         n = len(one)
         final = rules.distance_sum(one, two)
-        expected = rules.expected_distance_sum(n)
+        expected = rules.expected_distance_sum(n, *rules.grid_size(self.background))
         success = self.state.outcome is Outcome.SUCCESS
         aborted = self.state.outcome is Outcome.ABORTED
         self.log_key("Moves", [list(m) for m in self.moves])
@@ -212,7 +224,7 @@ class CleanUpScorer(GameScorer):
                                         interactions["Expected Distance Sum"])
         penalty = rules.penalty_score(int(interactions["Penalties"]), int(interactions["Max Penalties"]))
         self.log_episode_score("Distance Score", distance)
-        consistency = rules.consistency_score(moves, n)
+        consistency = (rules.consistency_score_ood if self.game_name == OOD_GAME else rules.consistency_score)(moves, n)
         if consistency is not None:
             self.log_episode_score("Consistency Score", consistency)
         self.log_episode_score("Coverage Score", rules.coverage_score(moves, n))

@@ -1,8 +1,9 @@
 """clean_up's rules as plain functions: boards, command parsing, moves, distances and the scores.
 
 Shared by the game master, the scorer, the experts, the instance generator and the tests. The rules are
-those of the LM Playschool 2026 version (GAMES-2026.md, section clean_up), checked against its recorded
-episodes.
+those of the LM Playschool 2026 version (GAMES-2026.md, section clean_up) and of its out-of-domain variant
+st_clean_up (GAMES-OOD.md, section st_clean_up: wider grids, no emptiness check, an older consistency score),
+both checked against their recorded episodes.
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def parse_command(response: str, must_say: bool = False) -> Say | Move:
 
 
 def is_restricted(message: str, patterns: list[str]) -> bool:
-    """Whether a SAY message matches one of an instance's restricted patterns (none in the 2026 instances)."""
+    """Whether a SAY message matches one of an instance's restricted patterns (case-sensitive searches; none
+    in clean_up's instances, a digit and 'row', 'column', 'line' anywhere in st_clean_up's)."""
     return any(re.search(p, message, re.DOTALL) for p in patterns)
 
 
@@ -101,6 +103,13 @@ def background_rows(background: str) -> list[str]:
     return background.split("\n")
 
 
+def grid_size(background: str) -> tuple[int, int]:
+    """(width, height) of a background, its frame included: 9 x 9 for clean_up's rooms, 52 x 12 for
+    st_clean_up's semantic grids."""
+    rows = background_rows(background)
+    return (len(rows[0]) if rows else 0), len(rows)
+
+
 def cell(background: str, objects: Objects, x: int, y: int) -> str:
     """What a cell shows: an object's id, or the background's character (EMPTY if free)."""
     for obj, coord in objects.items():
@@ -109,49 +118,85 @@ def cell(background: str, objects: Objects, x: int, y: int) -> str:
     return background_rows(background)[y][x]
 
 
-def in_bounds(x: int, y: int) -> bool:
-    """Inside the 9x9 board, frame included (a frame cell is in bounds but never empty)."""
-    return 0 <= x < WIDTH and 0 <= y < WIDTH
+def in_bounds(x: int, y: int, width: int = WIDTH, height: int = WIDTH) -> bool:
+    """Inside the board, frame included (a frame cell is in bounds but never empty)."""
+    return 0 <= x < width and 0 <= y < height
 
 
 def empty_cells(background: str) -> list[tuple[int, int]]:
     """The free cells of a background, row by row."""
     rows = background_rows(background)
-    return [(x, y) for y in range(WIDTH) for x in range(WIDTH) if rows[y][x] == EMPTY]
+    return [(x, y) for y, row in enumerate(rows) for x, c in enumerate(row) if c == EMPTY]
 
 
-def check_move(background: str, objects: Objects, move: Move) -> tuple[str, str] | None:
-    """None if the move is valid, else (invalid move kind, what the target cell holds or '')."""
+def check_move(background: str, objects: Objects, move: Move, need_empty: bool = True) -> tuple[str, str] | None:
+    """None if the move is valid, else (invalid move kind, what the target cell holds or '').
+
+    `need_empty=False` is st_clean_up's semantic grid, where any in-bounds cell will do (the frame, a
+    background symbol, another object): the 2026 game checks emptiness only on its line-drawn rooms."""
     if move.obj not in objects:
         return NOT_FOUND, ""
-    if not in_bounds(move.x, move.y):
+    if not in_bounds(move.x, move.y, *grid_size(background)):
         return OUT_OF_BOUNDS, ""
+    if not need_empty:
+        return None
     content = cell(background, objects, move.x, move.y)
     if content != EMPTY:  # a wall, the frame, another object or the object itself
         return NOT_EMPTY, content
     return None
 
 
+def _header(width: int) -> list[str]:
+    """The coordinate lines above a board: the inner columns' numbers, in one line of digits for a room
+    (" 1234567"), in a line of tens over a line of units for a wider grid."""
+    inner = range(1, width - 1)
+    units = " " + "".join(str(x % 10) for x in inner)
+    if width - 2 <= 9:
+        return [units]
+    return [(" " + "".join(str(x // 10) if x >= 10 else " " for x in inner)).rstrip(), units]
+
+
 def render(background: str, objects: Objects) -> str:
     """The board as players see it: x coordinates above, y coordinates to the right of each inner row."""
     rows = [list(row) for row in background_rows(background)]
+    width, height = grid_size(background)
     for obj, (x, y) in objects.items():
-        rows[y][x] = obj
-    lines = [" " + "".join(str(i) for i in range(1, WIDTH - 1))]
+        if in_bounds(x, y, width, height):
+            rows[y][x] = obj
+    lines = _header(width)
     for y, row in enumerate(rows):
-        lines.append("".join(row) + (f" {y}" if 0 < y < WIDTH - 1 else ""))
+        lines.append("".join(row) + (f" {y}" if 0 < y < height - 1 else ""))
     return "\n".join(lines) + "\n"
+
+
+def _is_header(line: str) -> bool:
+    """Whether a line labels board columns: Playpen's units line (" 1234567890123..."), or the 2026
+    files' sparse labels, each number starting in its own column (" 1    6    11   16 ...")."""
+    text = line.rstrip()
+    if not text.startswith(" 1"):
+        return False
+    digits = text[1:]
+    if digits.isdigit():
+        return digits == "".join(str(x % 10) for x in range(1, len(digits) + 1))
+    return all(int(found.group()) == found.start() for found in re.finditer(r"\d+", text))
 
 
 def parse_rendered(text: str) -> tuple[str, Objects] | None:
     """(background, objects) of the last board rendered in a text, or None if it shows none."""
     lines = text.split("\n")
-    header = " " + "".join(str(i) for i in range(1, WIDTH - 1))
-    for start in range(len(lines) - WIDTH - 1, -1, -1):
-        if lines[start].rstrip() != header:
+    for start in range(len(lines) - 2, -1, -1):
+        top = lines[start + 1]
+        if not _is_header(lines[start]) or not top.startswith("╔") or "╗" not in top:
             continue
-        rows = [line[:WIDTH] for line in lines[start + 1:start + 1 + WIDTH]]
-        if len(rows) != WIDTH or any(len(r) != WIDTH for r in rows):
+        width = top.index("╗") + 1
+        rows = []
+        for line in lines[start + 1:]:
+            if len(line) < width:
+                break
+            rows.append(line[:width])
+            if line.startswith("╚"):  # the frame's last row
+                break
+        if len(rows) < 3 or not rows[-1].startswith("╚"):
             continue
         objects = {c: (x, y) for y, r in enumerate(rows) for x, c in enumerate(r) if "A" <= c <= "Z"}
         background = "\n".join("".join(EMPTY if "A" <= c <= "Z" else c for c in r) for r in rows)
@@ -176,9 +221,12 @@ def distance_sum(a: Objects, b: Objects) -> float:
     return sum(math.dist(a[obj], b[obj]) for obj in a if obj in b)
 
 
-def expected_distance_sum(n_objects: int, width: int = WIDTH) -> float:
-    """E: n times the mean distance of two random points of a w x w square, √2·(w²−1)/(3w) per object."""
-    return n_objects * math.sqrt(2) * (width ** 2 - 1) / (3 * width)
+def expected_distance_sum(n_objects: int, width: int = WIDTH, height: int | None = None) -> float:
+    """E: n times the mean distance of two random points of a width x height board, sqrt(ax² + ay²) per
+    object with a = (w² − 1)/(3w) per side (√2·(w²−1)/(3w) on a square)."""
+    height = width if height is None else height
+    ax, ay = (width ** 2 - 1) / (3 * width), (height ** 2 - 1) / (3 * height)
+    return n_objects * math.sqrt(ax ** 2 + ay ** 2)
 
 
 def distance_score(initial: float, final: float, expected: float) -> float:
@@ -214,6 +262,15 @@ def consistency_score(moves: list[tuple[str, str]], n_objects: int) -> float | N
     if s > high:
         return 0.0
     return low / s if s else 1.0
+
+
+def consistency_score_ood(moves: list[tuple[str, str]], n_objects: int) -> float | None:
+    """st_clean_up's consistency: 1 − (shifts − min)/(max + 1 − min) with min n−1 and max 2(n−1), undefined
+    (None) below the minimum and negative beyond 2n−1 shifts (its scorer is an older revision than clean_up's)."""
+    s, low, high = shifts(moves), n_objects - 1, 2 * (n_objects - 1)
+    if s < low:
+        return None
+    return 1 - (s - low) / (high + 1 - low)
 
 
 def coverage_score(moves: list[tuple[str, str]], n_objects: int) -> float:

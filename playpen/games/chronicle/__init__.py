@@ -1,0 +1,1 @@
+"""Chronicle (LM Playschool 2026, out of domain): a Narrator describes a historical event, a Detective names it."""
