@@ -1,0 +1,5 @@
+"""placeholder"""
+
+
+def respond(messages: list[dict]) -> str:
+    return "PROBES:\n1. a dog see a bird"
