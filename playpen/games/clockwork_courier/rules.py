@@ -308,24 +308,26 @@ def solve(world: World, courier: Courier | None = None, limit: int = 400,
     parcel without a bump or a capture, or None within `limit` ticks. With dynamic=False, gates are always
     open and guards absent (the static lower bound).
 
-    Breadth-first search over (cell, heading, tick mod cycle, parcels): the schedules repeat every cycle
-    ticks, so a state seen before at the same phase is no better.
+    Breadth-first search over (cell, heading, tick mod cycle, parcels carried, parcels delivered), trying
+    moves in the order of world.moves: the schedules repeat every cycle ticks, so a state seen before at
+    the same phase is no better. Of several shortest routes it returns the first found in that order.
     """
     courier = courier or Courier.at_start(world)
+    if len(courier.delivered) == len(world.parcels):
+        return []
     cycle = world.cycle() if dynamic else 1
     heading_matters = world.mode == EGOCENTRIC
-    todo = frozenset(p.number for p in world.parcels) - courier.delivered
+    first = (courier.cell, courier.heading, courier.tick, frozenset(courier.carrying), frozenset(courier.delivered))
 
-    def key(cell, heading, tick, carrying, delivered):
+    def key(state: tuple) -> tuple:
+        cell, heading, tick, carrying, delivered = state
         return cell, heading if heading_matters else None, tick % cycle, carrying, delivered
 
-    start = (courier.cell, courier.heading, courier.tick, frozenset(courier.carrying), frozenset(courier.delivered))
-    if not todo:
-        return []
-    came_from: dict = {key(*start): None}
-    frontier = deque([(start, [])])
+    came_from: dict[tuple, tuple[tuple, str] | None] = {key(first): None}
+    frontier = deque([first])
     while frontier:
-        (cell, heading, tick, carrying, delivered), path = frontier.popleft()
+        state = frontier.popleft()
+        cell, heading, tick, carrying, delivered = state
         if tick - courier.tick >= limit:
             return None
         arrival = tick + 1
@@ -341,13 +343,17 @@ def solve(world: World, courier: Courier | None = None, limit: int = 400,
             for parcel in world.parcels:
                 if parcel.pickup == new_cell and parcel.number not in now_carrying | now_delivered:
                     now_carrying.add(parcel.number)
-            state = (new_cell, new_heading, arrival, frozenset(now_carrying), frozenset(now_delivered))
-            if key(*state) in came_from:
+            new = (new_cell, new_heading, arrival, frozenset(now_carrying), frozenset(now_delivered))
+            if key(new) in came_from:
                 continue
-            came_from[key(*state)] = True
+            came_from[key(new)] = (key(state), move)
             if len(now_delivered) == len(world.parcels):
-                return path + [move]
-            frontier.append((state, path + [move]))
+                moves, at = [], key(new)
+                while came_from[at] is not None:
+                    at, step = came_from[at]
+                    moves.append(step)
+                return moves[::-1]
+            frontier.append(new)
     return None
 
 
