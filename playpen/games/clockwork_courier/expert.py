@@ -17,7 +17,7 @@ _GATE = re.compile(rf"^Gate (\S+) {_CELL}: period (\d+), open when t mod \d+ is 
 _GUARD = re.compile(r"^Guard (\S+): route of \d+ cells, at tick t on cell number t mod \d+ of: ((?:\(\d+,\d+\) ?)+)$",
                     re.MULTILINE)
 _PARCEL = re.compile(rf"^Parcel (\d+): from {_CELL} to {_CELL}$", re.MULTILINE)
-_PLAN_SHAPE = re.compile(r"^PLAN: <(\d+) moves out of ([A-Z, ]+)>", re.MULTILINE)
+_PLAN_SHAPE = re.compile(r"^PLAN: <(\d+) moves out of ([A-Z]+(?:, [A-Z]+)*)", re.MULTILINE)
 _FACING = re.compile(r"with you on \(\d+,\d+\), facing ([NESW])\b")
 REPROMPT = "Your answer could not be used"
 

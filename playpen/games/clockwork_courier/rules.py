@@ -419,7 +419,8 @@ def _listed(numbers) -> str:
 def tick_line(tick: Tick, world: World, feedback: str) -> str:
     """One line of a round's report; minimal feedback never tells the courier where it is."""
     if feedback == RICH:
-        body = {OK: f"moved, at {show(tick.cell)}",
+        moved = "waited" if tick.move == "WAIT" else ("turned" if tick.move in ("L", "R") else "moved")
+        body = {OK: f"{moved}, at {show(tick.cell)}",
                 GATE: f"bumped: gate {tick.gate} is closed at t={tick.tick}, still at {show(tick.cell)}",
                 WALL: f"bumped into a wall, still at {show(tick.cell)}",
                 BORDER: f"bumped into the edge of the map, still at {show(tick.cell)}",
