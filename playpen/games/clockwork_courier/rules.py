@@ -197,7 +197,7 @@ def advance(world: World, courier: Courier, move: str) -> Tick:
     arrival = courier.tick + 1
     cell, heading, effect, gate = resolve_move(world, courier.cell, courier.heading, move, arrival)
     courier.cell, courier.heading, courier.tick = cell, heading, arrival
-    courier.bumps += effect in (BORDER, WALL, GATE)
+    courier.bumps += int(effect in (BORDER, WALL, GATE))
     tick = Tick(arrival, move, effect, cell, heading, gate=gate)
     guard = next((g for g in world.guards if g.at(arrival) == cell), None)
     if guard is not None:

@@ -168,11 +168,7 @@ class Notebook:
         return [f for f in (fit(g, self.seen) for g in self.grammars()) if f is not None]
 
     def unseen_words(self) -> set[str]:
-        shown = set()
-        for meaning, _ in self.seen:
-            for p in (meaning["subj"], meaning["obj"]):
-                shown |= {p["noun"], *p["adjs"]} | ({rules.NUMBER_NAMES[p["count"]]} if p["count"] > 1 else set())
-            shown.add(meaning["verb"])
+        shown = set().union(*(rules.words_of(m) for m, _ in self.seen))
         vocabulary = self.words
         return (set(vocabulary.nouns) | set(vocabulary.adjectives) | set(vocabulary.verbs)
                 | set(vocabulary.number_words)) - shown
@@ -244,40 +240,29 @@ def candidates(notebook: Notebook, rng: random.Random) -> list[dict]:
 
 def _worth(meaning: dict, fits: list[Fit], unseen: set[str]) -> tuple[int, int]:
     """(unseen words it uses, hypotheses it sets apart from the largest group that predicts alike)."""
-    words = {meaning["verb"]}
-    for p in (meaning["subj"], meaning["obj"]):
-        words |= {p["noun"], *p["adjs"]} | ({rules.NUMBER_NAMES[p["count"]]} if p["count"] > 1 else set())
     alike = Counter(tuple(w or "?" for w in f.say(meaning)) for f in fits)
-    return len(words & unseen), len(fits) - max(alike.values(), default=0)
+    return len(rules.words_of(meaning) & unseen), len(fits) - max(alike.values(), default=0)
 
 
 def choose_probes(notebook: Notebook) -> list[str]:
-    rng = random.Random(len(notebook.seen))
+    """A round's probes, one by one: the candidate worth most (an unseen word counts four hypotheses set
+    apart), the words it shows no longer counting as unseen for the next."""
     fits = notebook.fits()
     unseen = notebook.unseen_words()
+    pool: dict[str, dict] = {}
+    for meaning in candidates(notebook, random.Random(len(notebook.seen))):
+        pool.setdefault(rules.english(meaning), meaning)
+    pool = {sentence: m for sentence, m in pool.items() if sentence not in notebook.asked}
     chosen: list[str] = []
-    pool = candidates(notebook, rng)
     while len(chosen) < notebook.per_round and pool:
-        scores = [_worth(m, fits, unseen) for m in pool]
-        best = max(range(len(pool)), key=lambda i: (scores[i][0] * 4 + scores[i][1],
-                                                    rules.english(pool[i]) not in notebook.asked, -i))
-        meaning = pool.pop(best)
-        sentence = rules.english(meaning)
-        if sentence in notebook.asked or sentence in chosen:
-            continue
-        chosen.append(sentence)
-        unseen -= _worth_words(meaning)
+        worth = {sentence: _worth(m, fits, unseen) for sentence, m in pool.items()}
+        best = max(pool, key=lambda s: 4 * worth[s][0] + worth[s][1])  # the first of equals, in the pool's order
+        unseen -= rules.words_of(pool.pop(best))
+        chosen.append(best)
     return chosen
 
 
-def _worth_words(meaning: dict) -> set[str]:
-    words = {meaning["verb"]}
-    for p in (meaning["subj"], meaning["obj"]):
-        words |= {p["noun"], *p["adjs"]} | ({rules.NUMBER_NAMES[p["count"]]} if p["count"] > 1 else set())
-    return words
-
-
-def translate(notebook: Notebook, meaning: dict, fits: list[Fit]) -> str:
+def translate(meaning: dict, fits: list[Fit]) -> str:
     """What most surviving hypotheses say (unknown words as the English word itself)."""
     votes = Counter()
     for f in fits:
@@ -311,7 +296,7 @@ def respond(messages: list[dict]) -> str:
     exam = exam_of(messages, notebook.words)
     if exam is not None:
         fits = notebook.fits()
-        answers = [translate(notebook, m, fits) if m is not None else "?" for m in exam]
+        answers = [translate(m, fits) if m is not None else "?" for m in exam]
         return "ANSWERS:\n" + "\n".join(f"{i}. {a}" for i, a in enumerate(answers, 1))
     probes = choose_probes(notebook)
     return "PROBES:\n" + "\n".join(f"{i}. {p}" for i, p in enumerate(probes, 1))

@@ -104,13 +104,6 @@ def _key(meaning: dict) -> tuple:
         meaning["verb"],)
 
 
-def _words(meaning: dict) -> set[str]:
-    words = {meaning["verb"]}
-    for p in (meaning["subj"], meaning["obj"]):
-        words |= {p["noun"], *p["adjs"]} | ({rules.NUMBER_NAMES[p["count"]]} if p["count"] > 1 else set())
-    return words
-
-
 def _forms(meaning: dict) -> set[tuple]:
     """The (noun, number, role) forms a meaning uses (the only inflected forms in the 2026 experiments)."""
     return {(p["noun"], p["count"] > 1, role) for p, role in ((meaning["subj"], "S"), (meaning["obj"], "O"))}
@@ -127,10 +120,10 @@ def draw_examples(rng: random.Random, language: rules.Language, max_adjectives: 
         meaning = draw_meaning(rng, language, max_adjectives)
         if _key(meaning) in keys:
             continue
-        if _words(meaning) - shown or len(examples) < size:
+        if rules.words_of(meaning) - shown or len(examples) < size:
             examples.append(meaning)
             keys.add(_key(meaning))
-            shown |= _words(meaning)
+            shown |= rules.words_of(meaning)
     return examples if shown >= wanted else None
 
 

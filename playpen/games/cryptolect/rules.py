@@ -175,6 +175,14 @@ def english(meaning: dict) -> str:
     return " ".join(english_phrase(meaning["subj"]) + [meaning["verb"]] + english_phrase(meaning["obj"]))
 
 
+def words_of(meaning: dict) -> set[str]:
+    """The English words in play a meaning uses: nouns, adjectives, number words, the verb."""
+    words = {meaning["verb"]}
+    for p in (meaning["subj"], meaning["obj"]):
+        words |= {p["noun"], *p["adjs"]} | ({NUMBER_NAMES[p["count"]]} if p["count"] > 1 else set())
+    return words
+
+
 # -------------------------------------------------------------------------------------- reading English
 
 
@@ -322,7 +330,7 @@ def render_schema(language: Language) -> str:
     if language.adjectives:
         examples.append(f"the {language.adjectives[0]} {noun} {verb} {NUMBER_NAMES[plurals[0]]} {other}s"
                         if plurals else f"the {language.adjectives[0]} {noun} {verb} a {other}")
-    adjectives = "  adjectives, as many as you like, go right before the noun;\n" if language.adjectives else ""
+    adjectives = "  adjectives, as many as you like, go right before the noun.\n" if language.adjectives else ""
     return ("A sentence is: SUBJECT verb OBJECT. Subject and object are each written\n"
             "    [the or a] [number word] [adjectives] noun\n"
             "  'the' makes it definite; 'a' means one, indefinite; a plural without 'the' has no article;\n"
