@@ -70,3 +70,17 @@ def test_every_episode_and_round_score_agrees(recorded, game):
         for index, scores in rounds.items():
             ours = got.round_scores.get(index, got.round_scores.get(str(index)))
             assert {k: ours[k] for k in scores} == pytest.approx(scores), (episode, index)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("game", GAMES)
+def test_replayed_scores_give_the_official_ood_table_entry(recorded, game, model):
+    import csv
+
+    rows = list(csv.reader((recorded / "results.csv").open(encoding="utf-8")))
+    header, official = rows[0], next(r for r in rows if r[0] == model)
+    played = header.index(f"{game}, % Played")
+    ours = [row["ours"] for row in replay_dir(recorded / model, games=[game])["episodes"]]
+    scores = [row["Main Score"] for row in ours if not row["Aborted"]]
+    assert round(100 * len(scores) / len(ours), 2) == float(official[played])
+    assert round(sum(scores) / len(scores), 2) == float(official[played + 1])
