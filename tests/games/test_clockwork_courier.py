@@ -335,3 +335,16 @@ def test_any_answers_never_raise_and_scores_stay_consistent(data):
     if not scores["Aborted"]:
         assert 0 <= scores["Main Score"] <= 100 and scores["Ticks Used"] <= instance["tick_budget"]
         assert scores["Main Score"] >= 70 * scores["Delivery Rate"] - 1e-9
+
+
+def test_expert_wins_the_recorded_instances_in_the_official_wording(recorded, tmp_path):
+    experiments: dict[str, dict] = {}
+    for path in sorted(recorded.glob(f"{MODELS[0]}/{GAME}/*/instance_*/instance.json")):
+        if path.parents[1].name not in experiments:
+            experiments[path.parents[1].name] = json.loads((path.parents[1] / "experiment.json").read_text()) | {
+                "game_instances": []}
+        if len(experiments[path.parents[1].name]["game_instances"]) < 4:
+            experiments[path.parents[1].name]["game_instances"].append(json.loads(path.read_text()))
+    (tmp_path / "official.json").write_text(json.dumps({"experiments": list(experiments.values())}))
+    results = play_expert(GAME, instances_file=str(tmp_path / "official.json"))
+    assert len(results) == 12 and all(r.outcome == "success" for r in results)

@@ -296,3 +296,16 @@ def test_expert_answers_any_chat_it_cannot_read_with_a_well_formed_round():
     for _ in range(20):
         text = "".join(rng.choice("abc PROBES:\n1.") for _ in range(rng.randrange(60)))
         assert expert.respond([{"role": "user", "content": text}]).startswith("PROBES:")
+
+
+def test_expert_passes_the_recorded_exams_in_the_official_wording(recorded, tmp_path):
+    experiments: dict[str, dict] = {}
+    for path in sorted(recorded.glob(f"{MODELS[0]}/{GAME}/*/instance_*/instance.json")):
+        if path.parents[1].name not in experiments:
+            experiments[path.parents[1].name] = json.loads((path.parents[1] / "experiment.json").read_text()) | {
+                "game_instances": []}
+        if len(experiments[path.parents[1].name]["game_instances"]) < 4:
+            experiments[path.parents[1].name]["game_instances"].append(json.loads(path.read_text()))
+    (tmp_path / "official.json").write_text(json.dumps({"experiments": list(experiments.values())}))
+    results = play_expert(GAME, instances_file=str(tmp_path / "official.json"))
+    assert len(results) == 12 and all(r.outcome == "success" for r in results)

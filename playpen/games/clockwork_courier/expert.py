@@ -17,13 +17,15 @@ _GATE = re.compile(rf"^Gate (\S+) {_CELL}: period (\d+), open when t mod \d+ is 
 _GUARD = re.compile(r"^Guard (\S+): route of \d+ cells, at tick t on cell number t mod \d+ of: ((?:\(\d+,\d+\) ?)+)$",
                     re.MULTILINE)
 _PARCEL = re.compile(rf"^Parcel (\d+): from {_CELL} to {_CELL}$", re.MULTILINE)
-_PLAN_SHAPE = re.compile(r"^PLAN: <(\d+) moves out of ([A-Z]+(?:, [A-Z]+)*)", re.MULTILINE)
-_FACING = re.compile(r"with you on \(\d+,\d+\), facing ([NESW])\b")
+# The plan's shape and the initial heading, in Playpen's wording and in the official 2026 prompts' (whose
+# $MAP$, $SCHEDULES$ and $PARCELS$ the game master fills with Playpen's texts too).
+_PLAN_SHAPE = re.compile(r"^PLAN: <(?:exactly )?(\d+) moves (?:out of |from \{)([A-Z]+(?:, [A-Z]+)*)", re.MULTILINE)
+_FACING = re.compile(r"(?:with you on \(\d+,\d+\), facing|at t=0, FACING) ([NESW])\b")
 REPROMPT = "Your answer could not be used"
 
 
 def read_world(prompt: str) -> tuple[rules.World, int] | None:
-    """The world and the plan length described by a first message in Playpen's wording (None otherwise)."""
+    """The world and the plan length a first message describes with Playpen's texts (None otherwise)."""
     rows = {int(y): cells.split(" ") for y, cells in _ROW.findall(prompt)}
     shape = _PLAN_SHAPE.search(prompt)
     if not rows or shape is None or len({len(r) for r in rows.values()}) != 1:
@@ -75,7 +77,7 @@ def answer(world: rules.World, courier: rules.Courier, plan_length: int) -> str:
 
 def respond(messages: list[dict]) -> str:
     found = read_world(messages[0]["content"]) if messages else None
-    if found is None:  # not a prompt in Playpen's wording: a well-formed plan that stays put
+    if found is None:  # a prompt without Playpen's texts: a well-formed plan that stays put
         shape = _PLAN_SHAPE.search(messages[0]["content"]) if messages else None
         length = int(shape.group(1)) if shape else 5
         return "POSITION: (1,1) FACING N\nPLAN: " + " ".join(["WAIT"] * length)

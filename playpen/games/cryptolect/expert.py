@@ -32,7 +32,9 @@ _LIST = {name: re.compile(rf"^{name}[^:\n]*: (.*)$", re.MULTILINE) for name in (
 _NUMBERS = re.compile(r"^Number words: ([a-z, ]*?)(?: \(|$)", re.MULTILINE)
 _EXAMPLE = re.compile(r"^[ \t]+(\S[^\n]*?)  ->  (\S[^\n]*)$", re.MULTILINE)
 _TRANSLATION = re.compile(r'^\d+\. "([^\n]*)"  ->  (\S[^\n]*)$', re.MULTILINE)
-_PER_ROUND = re.compile(r"\(one to (\d+) sentences\)")
+# probes per round in Playpen's wording and in the official 2026 prompts' (whose $VOCAB$, $SCHEMA$ and
+# $SEED_BLOCK$ the game master fills with Playpen's texts too)
+_PER_ROUND = re.compile(r"\((?:one to|up to) (\d+) (?:sentences|lines)")
 _EXAM_ITEM = re.compile(r"^(\d+)\. ([a-z][a-z ]*)$", re.MULTILINE)
 
 
@@ -175,7 +177,7 @@ class Notebook:
 
 
 def read_notebook(messages: list[dict]) -> Notebook | None:
-    """The Linguist's notes from its chat (None if the first message is not in Playpen's wording)."""
+    """The Linguist's notes from its chat (None if the first message lacks Playpen's word lists)."""
     first = messages[0]["content"]
     lists = {name: pattern.search(first) for name, pattern in _LIST.items()}
     numbers = _NUMBERS.search(first)
@@ -291,7 +293,7 @@ def exam_of(messages: list[dict], words: rules.Language) -> list[dict] | None:
 
 def respond(messages: list[dict]) -> str:
     notebook = read_notebook(messages) if messages else None
-    if notebook is None:  # not a prompt in Playpen's wording
+    if notebook is None:  # a prompt without Playpen's word lists
         return "PROBES:\n1. ?"
     exam = exam_of(messages, notebook.words)
     if exam is not None:
