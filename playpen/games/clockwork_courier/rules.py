@@ -203,16 +203,19 @@ def advance(world: World, courier: Courier, move: str) -> Tick:
     if guard is not None:
         tick.effect, tick.guard = CAUGHT, guard.name
         return tick
-    for parcel in world.parcels:
-        if parcel.number in courier.carrying and parcel.dropoff == cell:
-            courier.carrying.discard(parcel.number)
-            courier.delivered.add(parcel.number)
-            tick.delivered.append(parcel.number)
-    for parcel in world.parcels:
-        if parcel.pickup == cell and parcel.number not in courier.carrying | courier.delivered:
-            courier.carrying.add(parcel.number)
-            tick.picked_up.append(parcel.number)
+    tick.delivered, tick.picked_up = hand_over(world, cell, courier.carrying, courier.delivered)
     return tick
+
+
+def hand_over(world: World, cell: Cell, carrying: set[int], delivered: set[int]) -> tuple[list[int], list[int]]:
+    """Rule 4 on `cell`: deliver what is carried there, then pick up what waits there; updates the sets and
+    returns (delivered now, picked up now)."""
+    dropped = [p.number for p in world.parcels if p.number in carrying and p.dropoff == cell]
+    carrying.difference_update(dropped)
+    delivered.update(dropped)
+    picked = [p.number for p in world.parcels if p.pickup == cell and p.number not in carrying | delivered]
+    carrying.update(picked)
+    return dropped, picked
 
 
 @dataclass
@@ -336,13 +339,7 @@ def solve(world: World, courier: Courier | None = None, limit: int = 400,
             if effect != OK or (dynamic and any(g.at(arrival) == new_cell for g in world.guards)):
                 continue
             now_carrying, now_delivered = set(carrying), set(delivered)
-            for parcel in world.parcels:
-                if parcel.number in now_carrying and parcel.dropoff == new_cell:
-                    now_carrying.discard(parcel.number)
-                    now_delivered.add(parcel.number)
-            for parcel in world.parcels:
-                if parcel.pickup == new_cell and parcel.number not in now_carrying | now_delivered:
-                    now_carrying.add(parcel.number)
+            hand_over(world, new_cell, now_carrying, now_delivered)
             new = (new_cell, new_heading, arrival, frozenset(now_carrying), frozenset(now_delivered))
             if key(new) in came_from:
                 continue
