@@ -319,6 +319,7 @@ ANSWERS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_answers_never_raise_and_scores_stay_consistent(data):
@@ -337,6 +338,7 @@ def test_any_answers_never_raise_and_scores_stay_consistent(data):
         assert scores["Main Score"] >= 70 * scores["Delivery Rate"] - 1e-9
 
 
+@pytest.mark.slow
 def test_expert_wins_the_recorded_instances_in_the_official_wording(recorded, tmp_path):
     experiments: dict[str, dict] = {}
     for path in sorted(recorded.glob(f"{MODELS[0]}/{GAME}/*/instance_*/instance.json")):
