@@ -26,7 +26,6 @@ from playpen.games.cryptolect import rules
 ORDERS = ("SVO", "SOV", "VSO", "VOS", "OVS", "OSV")
 NO_DEFINITE = "none"
 DEFINITE_TYPES = (NO_DEFINITE, rules.SUFFIX, rules.PARTICLE_BEFORE, rules.PARTICLE_AFTER)
-REPROMPT = "Your answer could not be used"
 
 _LIST = {name: re.compile(rf"^{name}[^:\n]*: (.*)$", re.MULTILINE) for name in ("Nouns", "Adjectives", "Verbs")}
 _NUMBERS = re.compile(r"^Number words: ([a-z, ]*?)(?: \(|$)", re.MULTILINE)
