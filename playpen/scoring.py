@@ -70,9 +70,10 @@ def recorded_experiment(episode_dir: Path, spec, interactions: dict, cache: dict
     where there are none.
 
     experiment.json above the episode; else (some recorded runs keep none, though every episode keeps its
-    instance.json) the experiment of the same name in the instances file of the game version replaying it:
-    a version's experiments keep their names and the settings its rules read, only prompts may be worded
-    differently. The name is the one interactions.json records, else the experiment folder's (without the
+    instance.json) the experiment of the same name in the instances file of the game version replaying it.
+    Playpen's experiments keep the official names and the settings the rules read, worded in Playpen's own
+    prompts, except what an official file brings of its own (wordle's word list, so a guess may be judged
+    differently). The name is the one interactions.json records, else the experiment folder's (without the
     `<N>_` of clembench 2.0's folders). `cache` keeps each game version's experiments between calls.
     """
     file = episode_dir.parent / "experiment.json"
