@@ -35,12 +35,24 @@ def loadable(specs: list) -> list:
     return ok
 
 
+def one_player_games(tasks: list) -> list[str]:
+    """The games among the tasks that have a single player (sorted, each once)."""
+    return sorted({task.game_name for task in tasks if int(getattr(task.game, "players", 1) or 1) == 1})
+
+
+def note_playing_alone(games: list[str], alone: str, partner: str) -> None:
+    """Say once that the one-player games of a run with a partner are played by one model alone."""
+    if games:
+        what = f"{games[0]} is a one-player game" if len(games) == 1 else f"{', '.join(games)} are one-player games"
+        print(f"note: {what}: {alone} plays alone there ({partner} plays in the others)", file=sys.stderr)
+
+
 def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, max_tokens: int = 300,
          instances_file: str | None = None, experiment: str | None = None, results_dir: str = "results",
          batch_size: int = 16, concurrency: int = 32, repeats: int = 1, progress: bool = True,
          split: str = "all", branch: int = 1, branch_player: str = "Player 1", version: str | None = None):
     """Play the games' instances (at benchmark `version`, default 2.0) with the models and record them;
-    returns the episode results."""
+    returns the episode results. With two models, one-player games are played by the first alone (said once)."""
     from clemcore.backends import Model
 
     from playpen.data.splits import split_ids
@@ -79,6 +91,12 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
     if "human" in model_names:  # a person answers one episode at a time, and a progress bar would cut in
         concurrency, progress = 1, False
     models = load_models(model_names, temperature, max_tokens)
+    if len(models) > 1:  # a partner plays only where there is a second role: the first model plays solo games alone
+        solo = one_player_games(tasks)
+        note_playing_alone(solo, models[0].name, models[1].name)
+        for task in tasks:
+            if task.game_name in solo:
+                task.models = models[:1]
     writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
     engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
                     branch=branch, branch_player=branch_player)

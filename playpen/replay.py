@@ -5,8 +5,11 @@ Aborted, Success, Lose and Main Score (within 0.01) are compared with the record
 episode has none, with the outcome flags its interactions.json records: Aborted and Lose). Reads the
 clembench 2.0 layout (<pair>/<game>/<N>_<experiment>/episode_<k>/) and clemcore 3.x's
 (<run>/<game>/<experiment>/instance_<id>/). Each episode is replayed with the version of its game it was
-recorded with (scoring.recorded_version: run.json, else the layout), or the version given. A divergence (the game asks for a response that was not
-recorded, or ends while recorded responses are left) is reported, never raised.
+recorded with (scoring.recorded_version: run.json, else the layout), or the version given. An episode needs its
+instance.json; without experiment.json above it, the experiment of the same name in that game version's own
+instances is used (scoring.recorded_experiment), and an episode without either is listed with what is missing.
+A divergence (the game asks for a response that was not recorded, or ends while recorded responses are left) is
+reported, never raised.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json, read_json
 from playpen.games.common import game_version
 from playpen.registry import check_version, game_versions, load_benchmark
-from playpen.scoring import episode_game, recorded_game_spec
+from playpen.scoring import episode_game, recorded_experiment, recorded_game_spec
 
 COMPARED = ("Aborted", "Success", "Lose", "Main Score")
+SHOWN = 10  # episode folders that cannot be replayed, each printed with what it lacks
 
 
 class ScriptedModel(Model):
@@ -93,7 +97,8 @@ def _scripted_answer(request) -> str:
     return text
 
 
-def replay_episode(benchmark, spec, episode_dir: Path) -> dict:
+def replay_episode(benchmark, spec, episode_dir: Path, experiment: dict | None = None) -> dict:
+    """Replay one episode (with the experiment settings given, else its experiment.json) and compare."""
     interactions = read_json(episode_dir / "interactions.json", "interactions file")
     if (episode_dir / "scores.json").exists():
         recorded = read_json(episode_dir / "scores.json", "scores file").get("episode scores", {})
@@ -102,7 +107,8 @@ def replay_episode(benchmark, spec, episode_dir: Path) -> dict:
         recorded = {k: interactions[k] for k in COMPARED if k in interactions}
         compared = tuple(recorded)
     instance = read_json(episode_dir / "instance.json", "instance file")
-    experiment = read_json(episode_dir.parent / "experiment.json", "experiment file")
+    if experiment is None:
+        experiment = read_json(episode_dir.parent / "experiment.json", "experiment file")
     # a game whose recordings keep some replies outside the events rebuilds the order it asks for them in
     responses = getattr(benchmark, "replay_responses", lambda _: None)(interactions) or recorded_responses(interactions)
     names = [f"Player {i + 1}" for i in range(spec.players)]
@@ -137,10 +143,10 @@ def replay_episode(benchmark, spec, episode_dir: Path) -> dict:
 
 
 def find_episodes(recorded_dir: Path) -> tuple[list[Path], list[Path]]:
-    """Episode folders that can be replayed (an interactions.json with instance.json beside it and
-    experiment.json above), and those that cannot (the instance or the experiment is missing)."""
+    """Episode folders that can be replayed (an interactions.json with instance.json beside it), and those
+    that cannot (no instance.json)."""
     found = sorted(f.parent for f in recorded_dir.rglob("interactions.json"))
-    complete = [d for d in found if (d / "instance.json").exists() and (d.parent / "experiment.json").exists()]
+    complete = [d for d in found if (d / "instance.json").is_file()]
     return complete, [d for d in found if d not in set(complete)]
 
 
@@ -154,21 +160,35 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
         raise PlaypenError(f"recorded folder not found: {recorded_dir}")
     registered = game_versions()
     benchmarks: dict = {}
+    experiments: dict = {}  # each game version's own experiments, for episodes without experiment.json
     rows, skipped = [], defaultdict(int)
-    episodes, incomplete = find_episodes(recorded_dir)
+    episodes, no_instance = find_episodes(recorded_dir)
+    incomplete = [{"path": str(d), "missing": "no instance.json beside interactions.json"} for d in no_instance]
     for episode_dir in episodes:
-        name = episode_game(episode_dir / "interactions.json", read_json(episode_dir / "interactions.json"))
+        interactions = read_json(episode_dir / "interactions.json", "interactions file")
+        name = episode_game(episode_dir / "interactions.json", interactions)
         if games and name not in games:
             continue
         spec, played = recorded_game_spec(episode_dir, name, version, registered)
         if spec is None:
             skipped[f"{name} ({played})" if name in registered else name] += 1
             continue
+        experiment, source = recorded_experiment(episode_dir, spec, interactions, experiments)
+        if experiment is None:
+            incomplete.append({"path": str(episode_dir), "missing": source})
+            continue
         if (name, played) not in benchmarks:
             benchmarks[name, played] = load_benchmark(spec)
-        rows.append(replay_episode(benchmarks[name, played], spec, episode_dir))
+        row = replay_episode(benchmarks[name, played], spec, episode_dir, experiment)
+        if source != "experiment.json":
+            row["experiment"] = source
+        rows.append(row)
     if not rows and not skipped:
         what = f"episodes of {', '.join(games)}" if games else "episodes"
+        if incomplete:
+            raise PlaypenError(f"no recorded {what} below {recorded_dir} can be replayed: {len(incomplete)} episode "
+                               f"folder(s) lack what replay needs, e.g. {incomplete[0]['path']}: "
+                               f"{incomplete[0]['missing']}")
         raise PlaypenError(f"no recorded {what} found below {recorded_dir} (an episode folder holds interactions.json "
                            "and instance.json, with experiment.json one level up)")
     agreement: dict[str, list[int]] = {}
@@ -183,7 +203,7 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
     if skipped:
         report["skipped_unknown_games"] = dict(skipped)
     if incomplete:
-        report["skipped_incomplete"] = [str(d) for d in incomplete]
+        report["skipped_incomplete"] = incomplete
     if json_path:
         atomic_write_json(json_path, report)
     return report
@@ -201,8 +221,14 @@ def print_agreement(report: dict) -> None:
     if partial:
         print(f"  {len(partial)} episode(s) without scores.json: compared the flags their interactions.json "
               f"records ({', '.join(sorted({k for row in partial for k in row['compared']}))})")
+    borrowed = [row for row in report["episodes"] if "experiment" in row]
+    if borrowed:
+        print(f"  {len(borrowed)} episode(s) without experiment.json: replayed with the experiment of the same name "
+              f"in the game's own instances, e.g. {borrowed[0]['path']}: {borrowed[0]['experiment']}")
     for game, n in report.get("skipped_unknown_games", {}).items():
         print(f"  skipped {n} episodes of {game}: no such game (version) is registered")
-    if report.get("skipped_incomplete"):
-        print(f"  skipped {len(report['skipped_incomplete'])} episode folder(s) without instance.json beside "
-              f"interactions.json or experiment.json above it, e.g. {report['skipped_incomplete'][0]}")
+    skipped = report.get("skipped_incomplete", [])
+    for entry in skipped[:SHOWN]:
+        print(f"  skipped {entry['path']}: {entry['missing']}")
+    if len(skipped) > SHOWN:
+        print(f"  ... and {len(skipped) - SHOWN} more episode folder(s) that cannot be replayed (see --json)")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from playpen.engine.results import episode_state, score_interactions
 from playpen.engine.session import INCOMPLETE
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json, read_json
-from playpen.games.common import VERSION_2_0, VERSION_2026
-from playpen.registry import check_version, game_versions, load_benchmark
+from playpen.games.common import VERSION_2_0, VERSION_2026, game_version
+from playpen.registry import check_version, game_versions, load_benchmark, load_instances
 
 # How clemcore's run.json names the game folders of the LM Playschool 2026 games (the official runs played
 # them from the lm-playschool-2026 repositories' clembench_indomain/ folder).
@@ -63,6 +64,42 @@ def recorded_game_spec(episode_dir: Path, game: str, version: str | None, regist
     return versions.get(wanted), wanted
 
 
+def recorded_experiment(episode_dir: Path, spec, interactions: dict, cache: dict | None = None
+                        ) -> tuple[dict | None, str]:
+    """The experiment settings an episode was played with, and where they come from; (None, what is missing)
+    where there are none.
+
+    experiment.json above the episode; else (some recorded runs keep none, though every episode keeps its
+    instance.json) the experiment of the same name in the instances file of the game version replaying it.
+    Playpen's experiments keep the official names and the settings the rules read, worded in Playpen's own
+    prompts, except what an official file brings of its own (wordle's word list, so a guess may be judged
+    differently). The name is the one interactions.json records, else the experiment folder's (without the
+    `<N>_` of clembench 2.0's folders). `cache` keeps each game version's experiments between calls.
+    """
+    file = episode_dir.parent / "experiment.json"
+    if file.is_file():
+        return read_json(file, "experiment file"), "experiment.json"
+    version = game_version(spec)
+    key = (spec.game_name, version)
+    cache = {} if cache is None else cache
+    if key not in cache:
+        try:
+            cache[key] = {exp["name"]: {k: v for k, v in exp.items() if k != "game_instances"}
+                          for exp in load_instances(spec)["experiments"]}
+        except PlaypenError as e:
+            cache[key] = str(e)
+    folder = episode_dir.parent.name
+    names = [interactions.get("meta", {}).get("experiment_name"), folder, re.sub(r"^\d+_", "", folder)]
+    name = next((n for n in names if n), folder)
+    if isinstance(cache[key], str):
+        return None, f"no experiment.json above the episode, and {spec.game_name}'s instances cannot be read: {cache[key]}"
+    found = next((cache[key][n] for n in names if n in cache[key]), None)
+    if found is None:
+        return None, (f"no experiment.json above the episode, and {spec.game_name} ({version}) has no experiment "
+                      f"named {name!r}")
+    return found, f"experiment {found['name']!r} of {spec.game_name}'s own instances ({version})"
+
+
 def score_results(results_dir: str | Path, game: str = "all", version: str | None = None
                   ) -> tuple[int, int, int, list[str]]:
     """Write scores.json next to every interactions.json below results_dir, each episode scored by the
@@ -76,6 +113,7 @@ def score_results(results_dir: str | Path, game: str = "all", version: str | Non
         raise PlaypenError(f"results folder not found: {results_dir}")
     registered = game_versions()
     benchmarks: dict = {}
+    experiments: dict = {}  # each game version's own experiments, for episodes without experiment.json
     scored = failed = incomplete = 0
     unscorable: list[str] = []
     for file in sorted(results_dir.rglob("interactions.json")):
@@ -93,7 +131,10 @@ def score_results(results_dir: str | Path, game: str = "all", version: str | Non
             continue
         if (name, played) not in benchmarks:
             benchmarks[name, played] = load_benchmark(spec)
-        experiment = read_json(file.parent.parent / "experiment.json", "experiment file")
+        experiment, _ = recorded_experiment(file.parent, spec, interactions, experiments)
+        if experiment is None or not (file.parent / "instance.json").is_file():
+            failed += 1
+            continue
         instance = read_json(file.parent / "instance.json", "instance file")
         scores = score_interactions(benchmarks[name, played], experiment, instance, interactions)
         if scores is None:

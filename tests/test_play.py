@@ -60,3 +60,21 @@ def test_a_single_game_that_cannot_load_is_the_error(user_games, capsys):
     code, _, err = run(["play", "-g", "nltk_missing", "-m", "expert", "-r", "res"], capsys)
     assert code == 2 and err.startswith("playpen: error: game 'nltk_missing' cannot be loaded")
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_a_one_player_game_in_a_run_with_a_partner_is_played_by_the_first_model_alone(in_tmp_cwd, capsys):
+    """`-g wordle taboo -m A B`: wordle has no second role, so A plays it alone (said once); B joins in taboo."""
+    code, out, err = run(["play", "-g", "wordle", "taboo", "-m", "expert", "mock", "--split", "validation"], capsys)
+    assert code == 0, err
+    assert err.count("note: wordle is a one-player game: expert plays alone there (mock plays in the others)") == 1
+    run_dir = Path("results/expert--mock")
+    wordle = [json.loads(f.read_text()) for f in run_dir.glob("wordle/*/instance_*/interactions.json")]
+    taboo = [json.loads(f.read_text()) for f in run_dir.glob("taboo/*/instance_*/interactions.json")]
+    assert wordle and taboo
+    assert all(set(e["players"]) == {"GM", "Player 1"} and len(e["player_models"]) == 1 for e in wordle)
+    assert all(e["players"]["Player 2"]["model_name"] == "mock" for e in taboo)
+    assert "0 raised" in out
+    code, out, err = run(["play", "-g", "wordle", "-m", "expert", "mock", "-e", "high_frequency_words_no_clue_no_critic"],
+                         capsys)
+    assert code == 0 and "note: wordle is a one-player game" in err and "already done" in out  # resumed alike

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
+
 from playpen.cli import main
+from playpen.errors import PlaypenError
 from playpen.replay import replay_dir
 
 
@@ -49,7 +53,8 @@ def test_episodes_without_scores_compare_the_flags_their_interactions_record(par
     assert report["agreement"] == {"wordle": [1, 1]}
     row = report["episodes"][0]
     assert row["ok"] and row["compared"] == ["Aborted", "Lose"] and row["recorded"] == {"Aborted": False, "Lose": True}
-    assert report["skipped_incomplete"] == [str(incomplete)]
+    assert report["skipped_incomplete"] == [{"path": str(incomplete),
+                                             "missing": "no instance.json beside interactions.json"}]
     interactions = json.loads((loss / "interactions.json").read_text())
     interactions["Lose"] = False  # a record that disagrees is found out from the flags alone
     (loss / "interactions.json").write_text(json.dumps(interactions))
@@ -66,3 +71,40 @@ def test_playpen_notes_the_version_it_played_and_replay_and_score_use_it(in_tmp_
     assert report["versions"] == {"taboo": ["playschool2026"]} and report["agreement"]["taboo"][0] > 0
     assert replay_dir("results", version="2.0")["versions"] == {"taboo": ["2.0"]}
     assert score_results("results")[0] == report["agreement"]["taboo"][1]
+
+
+@pytest.mark.slow
+def test_a_run_without_experiment_json_replays_with_the_games_own_experiments(playschool_dir, tmp_path, capsys):
+    # a `playpen eval` run of the 2026 games (64 validation episodes of 14 games), its experiment.json files deleted
+    run = tmp_path / "run"
+    shutil.copytree(playschool_dir / "playpen_eval" / "qwen3.5-2b" / "clem", run)
+    experiment_files = list(run.rglob("experiment.json"))
+    assert experiment_files
+    for file in experiment_files:
+        file.unlink()
+    report = replay_dir(run)
+    rows = report["episodes"]
+    assert len(rows) == len(list(run.rglob("interactions.json"))) == 64
+    assert all(row["ok"] for row in rows), [row for row in rows if not row["ok"]][:2]
+    folder = Path(rows[0]["path"]).parent.name
+    assert rows[0]["experiment"] == f"experiment {folder!r} of {rows[0]['game']}'s own instances (playschool2026)"
+    # an experiment the game does not have is named, per episode, and the others still replay
+    odd = next(run.rglob("taboo/*/instance_*"))
+    renamed = odd.parent.with_name("unheard_of_en")
+    renamed.mkdir()
+    odd.rename(renamed / odd.name)
+    interactions = json.loads((renamed / odd.name / "interactions.json").read_text())
+    interactions["meta"]["experiment_name"] = "unheard_of_en"
+    (renamed / odd.name / "interactions.json").write_text(json.dumps(interactions))
+    main(["replay", str(run), "-g", "taboo"])
+    out = capsys.readouterr().out
+    assert f"skipped {renamed / odd.name}: no experiment.json above the episode, and taboo (playschool2026) has no " \
+           "experiment named 'unheard_of_en'" in out
+    assert "without experiment.json: replayed with the experiment of the same name" in out
+    with pytest.raises(PlaypenError, match="1 episode folder.*has no experiment named 'unheard_of_en'"):
+        replay_dir(renamed)
+    # `playpen score` takes the same experiments: only the renamed episode is left unscored
+    from playpen.scoring import score_results
+
+    scored, failed, _, _ = score_results(run)
+    assert scored == 63 and failed >= 1

@@ -46,6 +46,7 @@ from playpen.engine import Engine, EpisodeResult, EpisodeTask, ResultsWriter, ta
 from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json
+from playpen.play import note_playing_alone, one_player_games
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +190,9 @@ class GameRollout:
         self.learner = learner
         self.tasks = tasks
         self.partner = partner
+        if partner is not None:
+            partner_name = getattr(partner, "name", "the partner")
+            note_playing_alone(one_player_games(list(tasks.values())), "the learner", partner_name)
         self.learner_player = learner_player
         self.all_roles = all_roles and partner is None
         self.reward = reward or EpisodeReward()
@@ -204,8 +208,13 @@ class GameRollout:
         self._snapshot: Model | None = None
 
     def models_for(self, task: EpisodeTask, learner_model: Model) -> list[Model]:
+        """The episode's players: the learner in its seat, the partner (or the learner) in the others; a
+        one-player game is the learner's alone, whichever seat it takes in the others."""
+        players = int(task.game.players)
+        if players == 1:
+            return [learner_model]
         others = self.partner or learner_model
-        return [learner_model if i == self.learner_player else others for i in range(task.game.players)]
+        return [learner_model if i == self.learner_player else others for i in range(players)]
 
     def trained_players(self, task: EpisodeTask) -> list[str]:
         """The player names whose turns are trained in this task's episodes."""

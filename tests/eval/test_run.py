@@ -108,3 +108,14 @@ def test_eval_publishes_no_clemscore_while_episodes_are_incomplete(in_tmp_cwd, c
     assert json.loads(Path("run/remote.val.json").read_text()).keys() == {"clemscore"}
     assert len(list(Path("run/remote/taboo").rglob("completed.json"))) == 12
     assert "incomplete" not in Path("run/results.csv").read_text() and "PARTIAL" not in Path("run/report.md").read_text()
+
+
+@pytest.mark.slow
+def test_eval_plays_one_and_two_player_games_in_one_run(in_tmp_cwd):
+    """The evaluated model plays a one-player game alone and every role of a two-player game, in one run."""
+    result = evaluate("expert", suite="clem", games=["wordle", "taboo"], run_dir="run", progress=False)
+    assert result["problem"] is None and result["clemscore"] > 0
+    wordle = [json.loads(f.read_text()) for f in Path("run/expert/wordle").rglob("interactions.json")]
+    taboo = [json.loads(f.read_text()) for f in Path("run/expert/taboo").rglob("interactions.json")]
+    assert wordle and all(set(e["players"]) == {"GM", "Player 1"} for e in wordle)
+    assert taboo and all(e["players"]["Player 2"]["model_name"] == "expert" for e in taboo)

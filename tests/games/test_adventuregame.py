@@ -288,6 +288,22 @@ def test_planned_goals_count_when_the_next_command_fails():
     assert basic.outcome == "aborted" and basic.main_score == 0
 
 
+@pytest.mark.parametrize("version", [None, VERSION_2026])
+def test_a_failed_command_reporting_a_plans_goals_finishes_the_game(version):
+    # the plan after the first command reaches every goal; the next real command fails and so reports the plan's
+    # goals: the game counts as finished there, and "done" wins with the goals that really hold (none yet)
+    experiment, instance = experiment_named("home_deliver_three_planning_easy_invlimittwo")
+    first, *rest = instance["optimal_commands"]
+    responses = [f"> {first}\nNext actions: {', '.join(rest)}", "> fly\nNext actions: wait", "> done"]
+    result = play_scripted(GAME, responses, experiment=experiment, instance=instance, version=version)
+    assert result.error is None and len(result.players[0].turns) == 3
+    assert result.outcome == "success" and result.episode_scores["Success"] == 1
+    assert result.main_score == 0
+    # without the failed command in between, the plan's goals are never reported: done loses
+    lost = play_scripted(GAME, [responses[0], responses[2]], experiment=experiment, instance=instance, version=version)
+    assert lost.outcome == "failure" and lost.main_score == 0
+
+
 def test_the_adventurer_sees_the_prompt_and_the_room():
     seen = []
 

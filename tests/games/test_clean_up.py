@@ -164,7 +164,8 @@ def test_distance_score():
 
 @pytest.mark.parametrize("penalties,max_penalties,score", [
     (0, 8, 1.0), (5, 8, 0.7727272727272727), (7, 8, 0.6111111111111112), (8, 8, 0.5),
-    (9, 8, 0.35714285714285715), (12, 12, 0.5), (13, 12, 0.40909090909090906), (16, 8, 0.0),
+    (9, 8, 0.35714285714285715), (12, 12, 0.5), (13, 12, 0.40909090909090906), (16, 8, 0.0), (17, 8, 9.5),
+    (24, 8, 2.5),
 ])
 def test_penalty_score(penalties, max_penalties, score):
     assert rules.penalty_score(penalties, max_penalties) == pytest.approx(score)
@@ -232,10 +233,30 @@ def test_invalid_moves_cost_penalties_but_never_abort_below_twice_the_maximum():
     assert "is not free" in texts[1] and "no object 'X'" in texts[11] and "outside the room" in texts[12]
 
 
-def test_invalid_moves_end_the_game_at_twice_the_maximum():
-    result = play_scripted(GAME, {"Player 1": ["SAY: hi"], "Player 2": ["MOVE: C, (0, 0)"] * 16}, **first())
-    assert result.outcome == "aborted" and result.episode_scores["Penalties"] == 16
-    assert result.episode_scores["Penalty Score"] == 0.0
+def test_invalid_moves_past_twice_the_maximum_play_on_with_the_2026_penalty_score():
+    # 2026 checks the penalties only after a parse error: 17 invalid moves (8 is the maximum) and the game goes on
+    case = first()
+    result = play_scripted(GAME, {"Player 1": ["SAY: hi", "SAY: finished!"],
+                                  "Player 2": ["MOVE: C, (0, 0)"] * 17 + ["SAY: finished?"]}, **case)
+    scores = result.episode_scores
+    assert result.error is None and len(result.player("Player 2").turns) == 18
+    assert result.outcome == "success" and scores["Aborted"] == 0 and scores["Penalties"] == 17
+    assert scores["Penalty Score"] == pytest.approx(8 / (17 - 16) + 1.5)
+    assert result.main_score == pytest.approx(100 * scores["Distance Score"] * scores["Penalty Score"])
+
+
+def test_a_parse_error_past_the_maximum_aborts_after_invalid_moves():
+    result = play_scripted(GAME, {"Player 1": ["SAY: hi"], "Player 2": ["MOVE: C, (0, 0)"] * 20 + ["hello"]},
+                           **first())
+    assert result.outcome == "aborted" and result.episode_scores["Penalties"] == 21
+    assert len(result.player("Player 2").turns) == 21
+
+
+def test_endless_invalid_moves_end_at_playpens_guard():
+    moves = rules.PENALTY_GUARD * 8
+    result = play_scripted(GAME, {"Player 1": ["SAY: hi"], "Player 2": ["MOVE: C, (0, 0)"] * moves}, **first())
+    assert result.error is None and result.outcome == "aborted"
+    assert result.episode_scores["Penalties"] == moves == result.episode_scores["Invalid Moves"]
 
 
 def test_finishing_needs_a_question_before_the_answer_and_moves_change_only_the_mover():

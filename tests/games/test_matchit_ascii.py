@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from playpen.games.common import VERSION_2026
 from playpen.games.matchit_ascii import expert, rules
 from playpen.testing import instances_of, play, play_expert, play_scripted
 
@@ -137,6 +138,32 @@ def test_wrong_flags_and_decisions_abort(player, index, bad):
     result = play_scripted(GAME, responses, **first("same_grid"))
     assert result.outcome == "aborted" and math.isnan(result.main_score)
     assert math.isnan(result.episode_scores["Player Score"])
+
+
+@pytest.mark.parametrize("player,index,bad,player_score", [
+    ("Player A", 0, "The grid has X in the corners.", 0),  # no flag on the first description
+    ("Player B", 7, "DECISION: maybe", 0),  # B names neither option
+    ("Player A", 7, "DECISION: same grid, I think", 50),  # B decided right before A broke the format
+])
+def test_2026_scores_a_broken_response_as_lost(player, index, bad, player_score):
+    responses = full_script()
+    responses[player][index] = bad
+    result = play_scripted(GAME, responses, version=VERSION_2026, **first("same_grid"))
+    assert result.error is None
+    assert result.outcome == "failure" and result.main_score == 0
+    assert result.episode_scores["Aborted"] == 0 and result.episode_scores["Lose"] == 1
+    assert result.episode_scores["Player Score"] == player_score
+    # the game still ends at the broken response
+    assert len(result.player(player).turns) == index + 1 and result.last_player == result.player(player).name
+
+
+def test_2026_counts_a_response_beginning_with_abort_as_aborted():
+    assert rules.aborts_in_2026("abort: I give up") and not rules.aborts_in_2026("Abort.")
+    assert not rules.aborts_in_2026(" abort")
+    responses = full_script()
+    responses["Player B"][2] = "abort, I cannot see the grid"
+    result = play_scripted(GAME, responses, version=VERSION_2026, **first("same_grid"))
+    assert result.outcome == "aborted" and math.isnan(result.main_score)
 
 
 def test_messages_follow_the_2_0_pattern():

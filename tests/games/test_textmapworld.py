@@ -82,6 +82,14 @@ def test_graph_done_needs_no_python_literal_but_a_move_does():
         rules.parse_graph_command(done.replace("DONE", "GO: north"), RESPONSE, MOVE, STOP)
 
 
+def test_graph_done_needs_a_python_literal_in_2026():
+    done = '{"action": "DONE", "graph": {"nodes": [], "edges": {"north": null}}}'
+    with pytest.raises(rules.FormatError):
+        rules.parse_graph_command(done, RESPONSE, MOVE, STOP, done_needs_literal=True)
+    readable = done.replace("null", "[]")
+    assert rules.parse_graph_command(readable, RESPONSE, MOVE, STOP, done_needs_literal=True).done
+
+
 @pytest.mark.parametrize("text", [
     "GO: north",
     '{"action": "GO: north"}',
@@ -243,6 +251,20 @@ def test_graphreasoning_2026_done_is_neither_a_move_nor_a_scored_map():
     assert result.main_score == pytest.approx(rules.harmonic_mean(100, 50))
     # the map sent with the move (one room of four, no edges) is the last one scored
     assert result.episode_scores["graph_similarity"] == pytest.approx(rules.graph_similarity(3 + 3))
+
+
+def test_graphreasoning_2026_aborts_on_a_done_whose_map_is_json_not_python():
+    game = "textmapworld_graphreasoning"
+    json_done = '{"action": "DONE", "graph": {"nodes": ["Pantry", "Hall"], "edges": {"north": [["Pantry", null]]}}}'
+    script = [graph_answer("GO: south", ["Pantry"]), json_done]
+    older = play_scripted(game, script, **house(game))
+    assert older.outcome == "failure" and older.main_score > 0  # 2.0 stops on any DONE matching the pattern
+    result = play_scripted(game, script, version=VERSION_2026, **house(game))
+    assert result.error is None and len(result.players[0].turns) == 2
+    assert result.outcome == "aborted" and math.isnan(result.main_score)
+    readable = play_scripted(game, [script[0], json_done.replace("null", "None")], version=VERSION_2026,
+                             **house(game))
+    assert readable.outcome == "failure" and readable.main_score > 0
 
 
 def test_graphreasoning_refuses_a_capitalised_direction_like_a_wall():

@@ -474,3 +474,25 @@ def test_a_background_rollout_generates_on_its_share_of_the_cpu(tmp_path):
     if expected is None:
         pytest.skip("torch's thread count is not per thread here (not the OpenMP backend, or a GPU)")
     assert seen == expected == max(1, before // 2)
+
+
+def test_with_a_partner_a_one_player_game_is_the_learners_alone(capsys):
+    """games=wordle,taboo with a teacher: the teacher joins taboo only, the learner plays (and trains) wordle
+    alone, even when it takes the second seat in taboo; the rollout says so once."""
+    from types import SimpleNamespace
+
+    from clemcore.backends import ModelSpec
+
+    from playpen.trainers.grpo import GameRollout, instance_prompts
+
+    _, tasks = instance_prompts(["wordle", "taboo"])
+    partner, learner = SimpleNamespace(name="expert"), object()
+    rollout = GameRollout(ModelSpec(model_name="learner"), tasks, partner=partner, learner_player=1)
+    note = "note: wordle is a one-player game: the learner plays alone there (expert plays in the others)"
+    assert capsys.readouterr().err.count(note) == 1
+    wordle = next(task for task in tasks.values() if task.game_name == "wordle")
+    taboo = next(task for task in tasks.values() if task.game_name == "taboo")
+    assert rollout.models_for(wordle, learner) == [learner] and rollout.trained_players(wordle) == ["Player 1"]
+    assert rollout.models_for(taboo, learner) == [partner, learner] and rollout.trained_players(taboo) == ["Player 2"]
+    GameRollout(ModelSpec(model_name="learner"), tasks)  # self-play: no partner, nothing to say
+    assert "one-player" not in capsys.readouterr().err

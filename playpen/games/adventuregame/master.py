@@ -12,7 +12,9 @@ Quirks of the 2.0 records, reproduced so that recorded episodes score the same:
 - the goals counted at the end are those after the last successful action. In the planning variant the plan is
   tried out after every turn (then undone), and its successful steps count as successful actions: when the
   next real command fails, the goals the plan would have reached are what counts;
-- once all goals held after a successful action, the episode counts as finished even if a goal is undone later;
+- the episode counts as finished once a command reports every goal, even if a goal is undone later; a failed
+  command reports the goals after the last successful action, so in the planning variant a plan that would
+  reach every goal finishes the episode when the next real command fails;
 - a "done" on the last allowed turn still hits the turn limit (aborted).
 
 LM Playschool 2026 version: an aborted episode's Main Score is NaN (the quirk above is gone). Its in-domain
@@ -88,11 +90,10 @@ class AdventureGameMaster(DialogueGameMaster):
         before = len(self.goals_reported)
         if outcome.success:
             self.goals_last_success = self.world.goals_achieved()
-            self.goals_reported = self.goals_last_success
-            if len(self.goals_reported) == self.goal_count:
-                self.finished = True
-        else:  # quirk: a failed command reports the goals of the last successful action, planned ones included
-            self.goals_reported = self.goals_last_success
+        # quirk: a failed command reports the goals of the last successful action, planned ones included
+        self.goals_reported = self.goals_last_success
+        if len(self.goals_reported) == self.goal_count:  # whatever reports every goal finishes the episode
+            self.finished = True
         self.log_to_self("goal_status", {"goal_states_achieved": rules.goal_strings(self.goals_reported),
                                          "turn_goal_score": len(self.goals_reported) - before})
         if self.variant == rules.PLANNING and self.plans:

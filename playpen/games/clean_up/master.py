@@ -21,8 +21,9 @@ expected distance of a width x height board, a SAY may contain no digit and not 
 (the instances' restricted patterns), and an older consistency score (rules.consistency_score_ood). Its
 experts spell cells out in words, which the restrictions allow.
 
-Deviation: an invalid move that brings the penalties to 2·max_penalties aborts the game (the 2026 game
-would re-prompt for ever, and its penalty score is undefined there); no recorded episode gets close.
+Deviation: invalid moves never end the 2026 game, which would re-prompt a player for ever; Playpen aborts an
+episode once invalid moves bring the penalties to rules.PENALTY_GUARD (10) times max_penalties. Beyond
+2·max_penalties the 2026 penalty score is kept as it is (above 1.5, so Main Score may pass 100), see rules.py.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class CleanUpGameMaster(DialogueGameMaster):
             message = _fill(self.move_messages[kind], **(where | ({"object": content} if content else {})))
             self.log_to_self("invalid_move", message)
             self._tell(player, message + "\n" + self._penalty_line() + self.prompts["penalty_reprompt"])
-            if self.penalties >= 2 * self.max_penalties:  # Playpen's guard, see the module docstring
+            if self.penalties >= rules.PENALTY_GUARD * self.max_penalties:  # Playpen's guard, see the docstring
                 self.log_to_self("end", "invalid moves without end")
                 self.state.abort()
             return

@@ -237,13 +237,19 @@ def distance_score(initial: float, final: float, expected: float) -> float:
     return (1 - final / expected + improvement) / 2
 
 
+# Invalid moves never end the 2026 game (only a parse error checks the penalties), so a player could be
+# re-prompted for ever; Playpen aborts an episode once its penalties reach this many times the maximum.
+PENALTY_GUARD = 10
+
+
 def penalty_score(penalties: int, max_penalties: int) -> float:
     """Pm/(P − 2·Pm) + 1.5: 1 without penalties, 0.5 at P = Pm, lower beyond (invalid moves can push P past Pm
-    without ending the game; from P ≈ 1.33·Pm on the 2026 formula turns negative, and it is kept as is).
+    without ending the game; from P ≈ 1.33·Pm on the 2026 formula turns negative, and it is kept as is, as it is
+    beyond P = 2·Pm, where it jumps above 1.5 and falls back towards 1.5).
 
-    The formula is undefined from P = 2·Pm on; Playpen ends the game there (see master.py) and scores 0.
+    At P = 2·Pm the formula divides by zero (the 2026 scorer raises and writes no scores); Playpen scores 0.
     """
-    if penalties >= 2 * max_penalties:
+    if penalties == 2 * max_penalties:
         return 0.0
     return max_penalties / (penalties - 2 * max_penalties) + 1.5
 

@@ -6,6 +6,10 @@ describe their grids, then ask and answer questions in a fixed schedule (rules.s
 a decision naming neither option, aborts the episode. Prompts, flags and solutions come from the experiment,
 so Playpen's instance files and the official clembench 2.0 files (with their own wording) both play.
 
+LM Playschool 2026 version: the same game, but a broken response ends the episode as lost, not aborted
+(Main Score 0, Player Score 50 per decision made right before it), unless the response begins with "abort":
+the 2026 scorer no longer recognises the game's end marker (rules.aborts_in_2026).
+
 Deviation: the grids are Playpen's own patterns (resources/patterns.txt) and their generated variants, not
 clembench's drawings.
 """
@@ -18,7 +22,7 @@ from clemcore.backends import Model
 from clemcore.clemgame import DialogueGameMaster, GameBenchmark, GameScorer, GameSpec, ParseError, Player
 from clemcore.clemgame.metrics import BENCH_SCORE, METRIC_ABORTED
 
-from playpen.games.common import ExpertPlayer, log_outcome, recorded_player_order
+from playpen.games.common import VERSION_2026, ExpertPlayer, game_version, log_outcome, recorded_player_order
 from playpen.games.matchit_ascii import expert, rules
 
 
@@ -27,6 +31,7 @@ class MatchItGameMaster(DialogueGameMaster):
 
     def _on_setup(self, **instance):
         exp = self.experiment
+        self.version = game_version(self.game_spec)
         self.flags: dict[str, str] = exp["flags"]
         self.solution: str = exp["solution"]
         self.wrong_solution: str = exp["wrong_solution"]
@@ -63,7 +68,10 @@ class MatchItGameMaster(DialogueGameMaster):
             raise ParseError(e.reason, response=response, key=e.kind) from None
 
     def _on_parse_error(self, error: ParseError):
-        self.state.abort()
+        if self.version == VERSION_2026 and not rules.aborts_in_2026(error.response):
+            self.state.failed()  # the game ends all the same; 2026 scores it as lost
+        else:
+            self.state.abort()
         self.log_to_self(error.key, f"abort: {error.reason}")
         step = self.expected
         self.log_key("violation", {"player": step.player, "step": step.flag, "kind": error.key})

@@ -126,6 +126,18 @@ def decision_is_correct(response: str, flag: str, solution: str, wrong_solution:
     raise RuleViolation(f"The decision must be '{flag} {solution}' or '{flag} {wrong_solution}'.", CONTENT)
 
 
+def aborts_in_2026(response: str) -> bool:
+    """Whether the LM Playschool 2026 scorer counts an episode that this response broke as aborted.
+
+    The 2026 game still ends at a broken response, but its scorer no longer finds the end marker the 2.0
+    game logged: it takes an episode as aborted only where some logged text starts with lowercase "abort",
+    and the game's own violation notes are counted before that test is reached. Of what a player writes,
+    only a response beginning with "abort" (as written: no leading space, no capital) does; every other
+    broken episode is scored as lost, by the decisions made before it (Main Score 0).
+    """
+    return response.startswith("abort")
+
+
 def main_score(correct: dict[str, bool]) -> int:
     """100 if both players decided correctly, else 0."""
     return 100 if len(correct) == 2 and all(correct.values()) else 0

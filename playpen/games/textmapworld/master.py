@@ -18,6 +18,8 @@ round score is named `efficient_move` (2.0: `effiencient_move`). Unnamed and amb
 
 LM Playschool 2026 version: graphreasoning's DONE no longer logs the responder's previous step again (the 2.0
 quirk counted it as one more, never efficient, move), nor a map: the maps scored are those sent with moves.
+A DONE must read as a Python literal like a move (2.0 accepted any DONE matching the answer pattern): the 2026
+game passes an unreadable one on to the responder, which aborts the episode.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ class TextMapWorldGameMaster(DialogueGameMaster):
     def _parse_response(self, player: Player, response: str) -> rules.Command:
         try:
             if self.reports_graph:
-                return rules.parse_graph_command(response, self.response_pattern, self.move_pattern, self.stop_pattern)
+                return rules.parse_graph_command(response, self.response_pattern, self.move_pattern, self.stop_pattern,
+                                                 done_needs_literal=self.version == VERSION_2026)
             return rules.parse_command(response, self.move_pattern, self.stop_pattern)
         except rules.FormatError as e:
             raise ParseError(str(e), response=response) from None

@@ -105,12 +105,17 @@ def parse_command(response: str, move_pattern: str, stop_pattern: str) -> Comman
     return Command(done=False, direction=move.group(1).lower())
 
 
-def parse_graph_command(response: str, response_pattern: str, move_pattern: str, stop_pattern: str) -> Command:
+def parse_graph_command(response: str, response_pattern: str, move_pattern: str, stop_pattern: str,
+                        done_needs_literal: bool = False) -> Command:
     """A graph-reasoning answer: one dict line with an action and the navigator's map.
 
     As in the 2.0 game: newlines are dropped, the text must match the response pattern, its action must be
     a move or DONE; a move must also read as a Python literal with 'action' and 'graph' keys (the 2.0
     responder aborts otherwise), while DONE needs no literal. The direction keeps its case (quirk).
+
+    With `done_needs_literal` (the 2026 game), DONE too must read as a literal: the 2026 game takes the stop
+    from the literal's action, and hands an answer it cannot read on to the responder, which cannot read it
+    either and aborts the episode (a JSON `null` or `true` in the map is enough).
     """
     text = response.replace("\n", "").strip()
     found = re.search(response_pattern, text, re.IGNORECASE)
@@ -129,7 +134,7 @@ def parse_graph_command(response: str, response_pattern: str, move_pattern: str,
         answer = ast.literal_eval(text)
         answer_action, graph = answer["action"], answer["graph"]
     except Exception:  # any text may arrive here; literal_eval raises many kinds of errors
-        if stop:
+        if stop and not done_needs_literal:
             return Command(done=True)
         raise FormatError("the answer cannot be read as a dictionary with 'action' and 'graph'") from None
     if stop:
