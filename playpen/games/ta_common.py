@@ -82,7 +82,10 @@ class TextArenaGameMaster(DialogueGameMaster):
         raise NotImplementedError
 
     def _on_setup(self, **instance: Any) -> None:
-        self.seed = int(instance["seed"])
+        if not isinstance(instance.get("seed"), int):
+            raise PlaypenError(f"{self.game_spec.game_name}: instance {instance.get('game_id')} needs an integer "
+                               "seed (the environment draws its board, code or cards from it)")
+        self.seed = instance["seed"]
         specs = instance.get("env_specs") or {}
         if not isinstance(specs, dict):
             raise PlaypenError(f"{self.game_spec.game_name}: env_specs must be an object, not {specs!r}")
