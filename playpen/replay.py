@@ -140,6 +140,12 @@ class EpisodeReplay:
         except Exception as e:  # a game that raises on recorded data is a finding, not a crash of the replay
             self.session.fail(e)
 
+    def play(self) -> None:
+        """Start and play to the end, alone."""
+        self.start()
+        while self.playing:
+            self.step()
+
     def step(self) -> None:
         """Answer the game's next request with the next recorded response."""
         try:
@@ -177,9 +183,7 @@ class EpisodeReplay:
 def replay_episode(benchmark, spec, episode_dir: Path) -> dict:
     """Replay one recorded episode on its own; its comparison row."""
     replay = EpisodeReplay(benchmark, spec, episode_dir)
-    replay.start()
-    while replay.playing:
-        replay.step()
+    replay.play()
     return replay.row()
 
 
@@ -188,6 +192,12 @@ def replay_batch(benchmark, spec, episode_dirs: list[Path]) -> list[dict]:
     in the runner's order, then one request of each unfinished episode in turn. The game's
     `replay_as_batch(game_masters)` makes the started game masters share what the recorded ones shared."""
     replays = [EpisodeReplay(benchmark, spec, episode_dir) for episode_dir in episode_dirs]
+    play_batch(benchmark, replays)
+    return [replay.row() for replay in replays]
+
+
+def play_batch(benchmark, replays: list[EpisodeReplay]) -> None:
+    """Start the replays in order, let the benchmark join their game masters, step them in turn to the end."""
     for replay in replays:
         replay.start()
     benchmark.replay_as_batch([r.session.game_master for r in replays if r.session.game_master is not None])
@@ -195,7 +205,6 @@ def replay_batch(benchmark, spec, episode_dirs: list[Path]) -> list[dict]:
         for replay in replays:
             if replay.playing:
                 replay.step()
-    return [replay.row() for replay in replays]
 
 
 def _time_span(episode_dir: Path) -> tuple[str, str]:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from playpen.replay import recorded_batches, replay_dir, replay_episode
+from playpen.engine.results import finish_episode
+from playpen.replay import EpisodeReplay, play_batch, recorded_batches, replay_dir, replay_episode
 from playpen.testing import benchmark_for
 
 GAMES = ("ta_blackjack", "ta_frozen_lake", "ta_mastermind", "ta_sokoban")
@@ -61,6 +62,27 @@ def test_blackjack_replays_as_one_batch_in_the_runners_order(ood_dir, model):
     spec, benchmark = benchmark_for("ta_blackjack")
     alone = [replay_episode(benchmark, spec, episode)["ok"] for episode in episodes]
     assert not all(alone)  # each episode with a generator of its own deals other cards after the first hand
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", GAMES)
+def test_every_logged_episode_score_agrees_too(ood_dir, game):
+    """Beyond the outcome: the request counts (rejected moves), Numeric Reward and the raw ta_reward."""
+    spec, benchmark = benchmark_for(game)
+    for model in MODELS:
+        episodes = sorted((ood_dir / model / game).glob("*/instance_*"))
+        replays = [EpisodeReplay(benchmark, spec, episode) for episode in episodes]
+        if game == "ta_blackjack":
+            play_batch(benchmark, replays)
+        else:
+            for replay in replays:
+                replay.play()
+        for replay in replays:
+            ours = finish_episode(replay.session, None).episode_scores
+            recorded = json.loads((replay.episode_dir / "scores.json").read_text())["episode scores"]
+            for key in ("Request Count", "Violated Request Count", "Parsed Request Count", "Numeric Reward"):
+                assert ours[key] == pytest.approx(recorded[key]), (replay.episode_dir, key)
+            assert ours["ta_reward"]["0"] == pytest.approx(recorded["ta_reward"]["0"]), replay.episode_dir
 
 
 def _episode(root: Path, experiment: str, game_id: int, first: str, last: str) -> Path:
