@@ -120,3 +120,16 @@ def test_a_playpen_recording_of_blackjack_replays_episode_by_episode(tmp_path):
     assert len(recorded_batches([f.parent for f in files])) == 1
     report = replay_dir(tmp_path)
     assert report["agreement"]["ta_blackjack"] == [20, 20]
+
+
+@pytest.mark.slow
+def test_mastermind_agrees_only_with_the_2026_rule_of_the_last_guess(ood_dir, monkeypatch):
+    """textarena's own Mastermind reads an answer's first guess: the recorded episodes tell the two apart."""
+    from textarena.envs.Mastermind.env import MastermindEnv
+
+    spec, benchmark = benchmark_for("ta_mastermind")
+    # the game master class of the loaded benchmark (clemcore imports master.py as a module of its own)
+    monkeypatch.setattr(benchmark.master_class, "make_env", lambda self, specs, seed: MastermindEnv(**specs))
+    episodes = sorted(ood_dir.glob("*/ta_mastermind/*/instance_*"))
+    agree = sum(replay_episode(benchmark, spec, episode)["ok"] for episode in episodes)
+    assert agree < len(episodes)
