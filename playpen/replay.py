@@ -10,6 +10,11 @@ instance.json; without experiment.json above it, the experiment of the same name
 instances is used (scoring.recorded_experiment), and an episode without either is listed with what is missing.
 A divergence (the game asks for a response that was not recorded, or ends while recorded responses are left) is
 reported, never raised.
+
+A game whose episodes shared state while clemcore's batchwise runner played them side by side (ta_blackjack:
+one process-wide generator dealt every batch's cards) has a benchmark with `replay_as_batch`: the episodes of
+such a game in a run not recorded by Playpen are replayed as the runner played them (`recorded_batches`,
+`replay_batch`): those whose recorded events overlap in time are set up together and step in turn.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from typing import Any
 
 from clemcore.backends import Model, ModelSpec
 
+from playpen.backends import Generation
 from playpen.engine.results import finish_episode
-from playpen.engine.session import EpisodeSession, EpisodeTask, play_sync
+from playpen.engine.session import EpisodeSession, EpisodeTask
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json, read_json
 from playpen.games.common import game_version
 from playpen.registry import check_version, game_versions, load_benchmark
-from playpen.scoring import episode_game, recorded_experiment, recorded_game_spec
+from playpen.scoring import episode_game, recorded_by_playpen, recorded_experiment, recorded_game_spec
 
 COMPARED = ("Aborted", "Success", "Lose", "Main Score")
 SHOWN = 10  # episode folders that cannot be replayed, each printed with what it lacks
@@ -97,49 +103,141 @@ def _scripted_answer(request) -> str:
     return text
 
 
+MAX_REQUESTS = 2000  # an episode asking for more has left the recording for good
+
+
+class EpisodeReplay:
+    """One recorded episode fed back through Playpen's game: started, stepped one request at a time (alone,
+    or in turn with the other episodes of a recorded batch) and compared."""
+
+    def __init__(self, benchmark, spec, episode_dir: Path, experiment: dict | None = None):
+        """`experiment`: the experiment's settings (default: the recorded experiment.json)."""
+        self.spec, self.episode_dir = spec, episode_dir
+        self.interactions = read_json(episode_dir / "interactions.json", "interactions file")
+        if (episode_dir / "scores.json").exists():
+            self.recorded = read_json(episode_dir / "scores.json", "scores file").get("episode scores", {})
+            self.compared = COMPARED
+        else:  # 2.0 interactions carry the outcome flags, not the scores
+            self.recorded = {k: self.interactions[k] for k in COMPARED if k in self.interactions}
+            self.compared = tuple(self.recorded)
+        instance = read_json(episode_dir / "instance.json", "instance file")
+        if experiment is None:
+            experiment = read_json(episode_dir.parent / "experiment.json", "experiment file")
+        # a game whose recordings keep some replies outside the events rebuilds the order it asks for them in
+        responses = (getattr(benchmark, "replay_responses", lambda _: None)(self.interactions)
+                     or recorded_responses(self.interactions))
+        names = [f"Player {i + 1}" for i in range(spec.players)]
+        if hasattr(benchmark, "replay_players"):  # a game whose player numbering differs from the record's
+            names = benchmark.replay_players(self.interactions.get("players", {}))
+        self.models = [ScriptedModel(name, responses.get(name, [])) for name in names]
+        self.session = EpisodeSession(benchmark, EpisodeTask(spec, experiment, instance), self.models, "replay", {})
+        self.divergence: str | None = None
+        self.requests = 0
+
+    @property
+    def playing(self) -> bool:
+        return self.divergence is None and not self.session.done
+
+    def start(self) -> None:
+        try:
+            self.session.start()
+            if hasattr(self.session.game_master, "follow_recorded"):
+                self.session.game_master.follow_recorded(self.interactions)
+        except Exception as e:  # a game that raises on recorded data is a finding, not a crash of the replay
+            self.session.fail(e)
+
+    def play(self) -> None:
+        """Start and play to the end, alone."""
+        self.start()
+        while self.playing:
+            self.step()
+
+    def step(self) -> None:
+        """Answer the game's next request with the next recorded response."""
+        try:
+            self.requests += 1
+            if self.requests > MAX_REQUESTS:
+                raise ReplayDivergence(f"the game asked for more than {MAX_REQUESTS} responses")
+            request = self.session.next_request()
+            self.session.submit(request, Generation(_scripted_answer(request)))
+        except ReplayDivergence as e:
+            self.divergence = str(e)
+        except Exception as e:
+            self.session.fail(e)
+        if self.session.done and self.divergence is None:
+            left = {m.player_name: len(m.responses) for m in self.models if m.responses}
+            if left:
+                self.divergence = f"the game ended with recorded responses left over: {left}"
+
+    def row(self) -> dict:
+        """The comparison with the recorded scores."""
+        ours = finish_episode(self.session, None).episode_scores if self.divergence is None else {}
+        compared, recorded = self.compared, self.recorded
+        ok = (self.divergence is None and bool(compared)
+              and all(_same(k, ours.get(k), recorded.get(k)) for k in compared))
+        row = {"path": str(self.episode_dir), "game": self.spec.game_name, "version": game_version(self.spec),
+               "ok": ok, "ours": {k: ours.get(k) for k in compared}, "recorded": {k: recorded.get(k) for k in compared}}
+        if compared != COMPARED:
+            row["compared"] = list(compared)
+        if self.divergence:
+            row["divergence"] = self.divergence
+        if self.session.error is not None:
+            row["error"] = f"{type(self.session.error).__name__}: {self.session.error}"
+        return row
+
+
 def replay_episode(benchmark, spec, episode_dir: Path, experiment: dict | None = None) -> dict:
-    """Replay one episode (with the experiment settings given, else its experiment.json) and compare."""
+    """Replay one recorded episode on its own; its comparison row."""
+    replay = EpisodeReplay(benchmark, spec, episode_dir, experiment)
+    replay.play()
+    return replay.row()
+
+
+def replay_batch(benchmark, spec, episode_dirs: list[Path], experiments: list[dict | None] | None = None
+                 ) -> list[dict]:
+    """Replay the episodes of a recorded batch as clemcore's batchwise runner played them: all set up first,
+    in the runner's order, then one request of each unfinished episode in turn. The game's
+    `replay_as_batch(game_masters)` makes the started game masters share what the recorded ones shared."""
+    experiments = experiments or [None] * len(episode_dirs)
+    replays = [EpisodeReplay(benchmark, spec, d, e) for d, e in zip(episode_dirs, experiments)]
+    play_batch(benchmark, replays)
+    return [replay.row() for replay in replays]
+
+
+def play_batch(benchmark, replays: list[EpisodeReplay]) -> None:
+    """Start the replays in order, let the benchmark join their game masters, step them in turn to the end."""
+    for replay in replays:
+        replay.start()
+    benchmark.replay_as_batch([r.session.game_master for r in replays if r.session.game_master is not None])
+    while any(replay.playing for replay in replays):
+        for replay in replays:
+            if replay.playing:
+                replay.step()
+
+
+def _time_span(episode_dir: Path) -> tuple[str, str]:
+    """The first and last timestamps of an episode's recorded events (ISO strings order as times)."""
     interactions = read_json(episode_dir / "interactions.json", "interactions file")
-    if (episode_dir / "scores.json").exists():
-        recorded = read_json(episode_dir / "scores.json", "scores file").get("episode scores", {})
-        compared = COMPARED
-    else:  # 2.0 interactions carry the outcome flags, not the scores
-        recorded = {k: interactions[k] for k in COMPARED if k in interactions}
-        compared = tuple(recorded)
-    instance = read_json(episode_dir / "instance.json", "instance file")
-    if experiment is None:
-        experiment = read_json(episode_dir.parent / "experiment.json", "experiment file")
-    # a game whose recordings keep some replies outside the events rebuilds the order it asks for them in
-    responses = getattr(benchmark, "replay_responses", lambda _: None)(interactions) or recorded_responses(interactions)
-    names = [f"Player {i + 1}" for i in range(spec.players)]
-    if hasattr(benchmark, "replay_players"):  # a game whose player numbering differs from the record's
-        names = benchmark.replay_players(interactions.get("players", {}))
-    models = [ScriptedModel(name, responses.get(name, [])) for name in names]
-    session = EpisodeSession(benchmark, EpisodeTask(spec, experiment, instance), models, "replay", {})
-    divergence = None
-    try:
-        session.start()
-        if hasattr(session.game_master, "follow_recorded"):
-            session.game_master.follow_recorded(interactions)
-        play_sync(session, _scripted_answer)
-        left = {m.player_name: len(m.responses) for m in models if m.responses}
-        if left:
-            divergence = f"the game ended with recorded responses left over: {left}"
-    except ReplayDivergence as e:
-        divergence = str(e)
-    except Exception as e:  # a game that raises on recorded text is a finding, not a crash of the replay
-        session.fail(e)
-    ours = finish_episode(session, None).episode_scores if divergence is None else {}
-    ok = divergence is None and bool(compared) and all(_same(k, ours.get(k), recorded.get(k)) for k in compared)
-    row = {"path": str(episode_dir), "game": spec.game_name, "version": game_version(spec), "ok": ok,
-           "ours": {k: ours.get(k) for k in compared}, "recorded": {k: recorded.get(k) for k in compared}}
-    if compared != COMPARED:
-        row["compared"] = list(compared)
-    if divergence:
-        row["divergence"] = divergence
-    if session.error is not None:
-        row["error"] = f"{type(session.error).__name__}: {session.error}"
-    return row
+    stamps = sorted(str(event["timestamp"]) for events in interactions.get("turns", []) for event in events
+                    if event.get("timestamp"))
+    return (stamps[0], stamps[-1]) if stamps else ("", "")
+
+
+def recorded_batches(episode_dirs: list[Path]) -> list[list[Path]]:
+    """The episodes of one game in one clemcore run, as its runner played them: episodes whose recorded
+    events overlap in time ran as one batch (clemcore's batchwise runner), in the order the runner first
+    addressed them; an episode that overlaps none ran alone (the sequential runner)."""
+    spans = sorted((_time_span(d), str(d), d) for d in episode_dirs)
+    batches: list[list[Path]] = []
+    end = ""
+    for (first, last), _, episode_dir in spans:
+        if batches and first and first <= end:
+            batches[-1].append(episode_dir)
+            end = max(end, last)
+        else:
+            batches.append([episode_dir])
+            end = last
+    return batches
 
 
 def find_episodes(recorded_dir: Path) -> tuple[list[Path], list[Path]]:
@@ -164,6 +262,10 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
     rows, skipped = [], defaultdict(int)
     episodes, no_instance = find_episodes(recorded_dir)
     incomplete = [{"path": str(d), "missing": "no instance.json beside interactions.json"} for d in no_instance]
+    settings: dict[Path, tuple[dict, str]] = {}  # each episode's experiment and where it came from
+    # episodes of a game whose recorded batches shared state (its benchmark has replay_as_batch), from a
+    # run that Playpen did not record (Playpen's episodes share nothing), per run folder and game
+    together: dict[tuple, list[Path]] = defaultdict(list)
     for episode_dir in episodes:
         interactions = read_json(episode_dir / "interactions.json", "interactions file")
         name = episode_game(episode_dir / "interactions.json", interactions)
@@ -177,12 +279,25 @@ def replay_dir(recorded_dir: str | Path, games: list[str] | None = None, json_pa
         if experiment is None:
             incomplete.append({"path": str(episode_dir), "missing": source})
             continue
+        settings[episode_dir] = experiment, source
         if (name, played) not in benchmarks:
             benchmarks[name, played] = load_benchmark(spec)
-        row = replay_episode(benchmarks[name, played], spec, episode_dir, experiment)
+        benchmark = benchmarks[name, played]
+        if hasattr(benchmark, "replay_as_batch") and not recorded_by_playpen(episode_dir):
+            together[name, played, episode_dir.resolve().parents[2]].append(episode_dir)
+        else:
+            rows.append(replay_episode(benchmark, spec, episode_dir, experiment))
+    for (name, played, _), group in together.items():
+        spec = registered[name][played]
+        for batch in recorded_batches(group):
+            found = [settings[d][0] for d in batch]
+            rows.extend(replay_batch(benchmarks[name, played], spec, batch, found) if len(batch) > 1
+                        else [replay_episode(benchmarks[name, played], spec, batch[0], found[0])])
+    for row in rows:
+        source = settings[Path(row["path"])][1]
         if source != "experiment.json":
             row["experiment"] = source
-        rows.append(row)
+    rows.sort(key=lambda row: row["path"])
     if not rows and not skipped:
         what = f"episodes of {', '.join(games)}" if games else "episodes"
         if incomplete:

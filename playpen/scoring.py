@@ -53,6 +53,12 @@ def recorded_version(episode_dir: Path, game: str) -> tuple[str, str]:
     return VERSION_2026, "clemcore 3.x layout without run.json"
 
 
+def recorded_by_playpen(episode_dir: Path) -> bool:
+    """Whether Playpen recorded the episode (its run.json carries Playpen's note)."""
+    run = _run_file(episode_dir.resolve().parent)
+    return run is not None and "playpen_version" in run
+
+
 def recorded_game_spec(episode_dir: Path, game: str, version: str | None, registered: dict):
     """(spec, version) of the game an episode was played with, from `registered` (registry.game_versions()):
     at `version` when given, else at the recorded version (a game registered in one version only, e.g. a

@@ -1,0 +1,1 @@
+"""TextArena's Mastermind (LM Playschool 2026 out-of-domain suite)."""

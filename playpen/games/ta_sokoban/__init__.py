@@ -1,0 +1,1 @@
+"""TextArena's Sokoban (LM Playschool 2026 out-of-domain suite)."""
