@@ -82,7 +82,13 @@ def test_each_trainer_saves_a_real_model_that_plays_and_ends_its_turns(smollm2, 
     checkpoint = Path(entry["model_config"]["peft_model"] if adapter else entry["huggingface_id"])
     assert (checkpoint / ("adapter_config.json" if adapter else "model.safetensors")).exists()
     record = json.loads((checkpoint.parent / "training.json").read_text())
-    assert record["global_step"] == 2 and record["weight_change"] > 0
+    assert record["global_step"] == 2
+    if example == "grpo_trainer.py" and record["flat_group_fraction"] == 1.0:
+        # the untrained model breaks referencegame's format in every episode: no reward differs within a group,
+        # so nothing can be learned, and the trainer says so instead of claiming progress
+        assert record["weight_change"] == 0 and record["no_learning_warning"]
+    else:
+        assert record["weight_change"] > 0
     main(["play", "-g", "referencegame", "-m", name, "expert", "-L", "8", "-e", "line_grids_rows",
           "--split", "validation", "-r", "after"])
     assert "episodes in" in capsys.readouterr().out
