@@ -11,7 +11,8 @@ from playpen.games.eqbench import rules as answer_rules
 
 
 class EqbenchGameMaster(staticbench.StaticGameMaster):
-    rules = staticbench.StaticRules(answer_rules.parse, answer_rules.judge, expert.answerer_response, main_score=answer_rules.main_score)
+    rules = staticbench.StaticRules(answer_rules.parse, answer_rules.judge, expert.answerer_response,
+                                    main_score=answer_rules.main_score)
 
 
 class EqbenchBenchmark(staticbench.StaticBenchmark):

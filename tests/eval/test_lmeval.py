@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("lm_eval")
 
-from playpen.eval.statscore import SUITE, Benchmark, parse_tasks, run_static  # noqa: E402
+from playpen.eval.lmeval import SUITE, Benchmark, parse_tasks, run_static  # noqa: E402
 
 MMLU = [{"question": f"Which option is number {i}?", "options": ["one", "two", "three", "four"], "answer": "B",
          "answer_index": 1, "cot_content": "", "category": "biology", "src": "playpen-test"} for i in range(3)]
@@ -114,7 +114,7 @@ def test_hf_offline_mode_is_on_only_while_the_hub_cannot_be_reached(monkeypatch,
     import datasets.config
     import huggingface_hub.constants
 
-    from playpen.eval import statscore
+    from playpen.eval import lmeval as statscore
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
@@ -126,7 +126,7 @@ def test_hf_offline_mode_is_on_only_while_the_hub_cannot_be_reached(monkeypatch,
 
 
 def test_the_hub_probe_fails_fast_on_an_endpoint_nobody_answers(monkeypatch):
-    from playpen.eval.statscore import hub_reachable
+    from playpen.eval.lmeval import hub_reachable
 
     monkeypatch.setenv("HF_ENDPOINT", "https://127.0.0.1:9")  # the discard port: refused at once
     assert hub_reachable(timeout=1.0) is False
