@@ -1,4 +1,5 @@
-"""statscore through lm-evaluation-harness, offline: real task definitions on tiny local datasets."""
+"""`--suite lm-eval`: lm-evaluation-harness's own benchmark selection (lm_eval_score, never statscore), offline:
+real task definitions on tiny local datasets."""
 
 from __future__ import annotations
 
@@ -94,18 +95,18 @@ def test_a_registered_hf_model_runs_through_lm_eval(tiny, local_tasks):
 
 
 @pytest.mark.slow
-def test_offline_eval_keeps_clemscore_and_names_the_benchmarks_it_could_not_load(tiny, local_tasks, capsys):
+def test_offline_lm_eval_suite_names_the_benchmarks_it_could_not_load(tiny, local_tasks, capsys):
     from playpen.cli import main
 
     folder, _ = local_tasks
-    main(["eval", tiny, "-g", "referencegame", "-L", "8", "-r", "run", "--static-include", folder,
+    main(["eval", tiny, "--suite", "lm-eval", "-L", "8", "-r", "run", "--static-include", folder,
           "--static-tasks", f"local_mmlu_pro:{SUITE['mmlu_pro'].metric}", f"offline_ifeval:{SUITE['ifeval'].metric}",
           "--static-limit", "2"])
     out = capsys.readouterr().out
-    assert "tiny: clemscore 0.0, statscore -" in out
-    assert "statscore not computed: the data of offline_ifeval could not be loaded (FileNotFoundError" in out
-    assert json.loads(Path("run/tiny.val.json").read_text()) == {"clemscore": 0.0, "statscore": None}
-    static = json.loads(Path("run/static.tiny.json").read_text())
+    assert "tiny: lm_eval_score -" in out
+    assert "not computed: the data of offline_ifeval could not be loaded (FileNotFoundError" in out
+    assert json.loads(Path("run/tiny.val.json").read_text()) == {"lm_eval_score": None}  # never as statscore
+    static = json.loads(Path("run/lm-eval.tiny.json").read_text())
     assert set(static["benchmarks"]) == {"local_mmlu_pro"} and set(static["unavailable"]) == {"offline_ifeval"}
 
 
