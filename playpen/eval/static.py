@@ -117,9 +117,9 @@ def play_static(model, run_dir: str | Path, *, instances: str | None = None, bat
     them; returns {"statscore": x or None, "note": a line when it could not be computed, "problem": a line
     on episodes that raised}."""
     ids, where = static_ids(instances)
-    print(where, file=sys.stderr)
-    if ids is None:
+    if ids is None:  # the caller prints the note: one line
         return {"statscore": None, "note": f"statscore not computed: {where}", "problem": None}
+    print(where, file=sys.stderr)
     tasks, unavailable = static_tasks(ids)
     if unavailable:
         return {"statscore": None, "note": unavailable_line(unavailable), "problem": None}

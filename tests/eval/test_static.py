@@ -72,6 +72,11 @@ def test_offline_without_the_official_instances_there_is_no_statscore(in_tmp_cwd
     assert result["note"].startswith("statscore not computed: the official validation instances")
     assert json.loads((in_tmp_cwd / "run" / "expert.val.json").read_text()) == {"statscore": None}
     assert not (in_tmp_cwd / "run" / "static").exists()
+    capsys.readouterr()
+    main(["eval", "expert", "--suite", "static", "-r", "run2"])
+    out, err = capsys.readouterr()
+    notes = [line for line in (out + err).splitlines() if "statscore not computed" in line or "instances-static" in line]
+    assert len(notes) == 1 and "no statscore is written" in notes[0], out + err
 
 
 def test_missing_instances_of_a_benchmark_leave_statscore_out(in_tmp_cwd):
@@ -109,3 +114,30 @@ def test_eval_plays_the_static_benchmarks_and_aggregates_them_like_clemscore(in_
     from playpen.eval.clemscore import episode_scores
 
     assert episode_scores(in_tmp_cwd / "run").empty
+
+
+def test_cached_static_ids_are_used_offline(in_tmp_cwd):
+    from playpen.eval import official
+    from playpen.eval.static import static_ids
+
+    cached = official.cache_dir() / f"colab-potsdam--playpen-data--instances-static--validation--{official.REVISION}.json"
+    cached.parent.mkdir(parents=True)
+    cached.write_text(json.dumps([{"game": "eqbench", "experiment": "eq_bench", "task_id": 11},
+                                  {"game": "taboo", "experiment": "high_en", "task_id": 0}]))
+    ids, where = static_ids(None)
+    assert ids == {"eqbench": {("eq_bench", 11)}} and "cached" in where
+
+
+def test_missing_instances_are_generated_into_the_cache_when_the_hub_answers(in_tmp_cwd, monkeypatch):
+    from playpen.eval import official
+    from playpen.eval.static import generated_file, static_tasks
+    from playpen.games.cladder import instancegenerator
+
+    rows = [{"prompt": f"Question {i}?", "label": "yes" if i % 2 else "no"} for i in range(3)]
+    monkeypatch.setattr(official, "_hub_reachable", lambda timeout=3.0: True)
+    monkeypatch.setattr(instancegenerator, "hub_rows", lambda path, split, name=None: rows)
+    tasks, unavailable = static_tasks({"cladder": {("full_v1.5_default", 2)}, "eqbench": {("eq_bench", 11)}})
+    assert generated_file("cladder").exists()
+    assert {(t.game_name, t.instance["game_id"], t.instance.get("target")) for t in tasks if t.game_name == "cladder"} \
+        == {("cladder", 2, "no")}
+    assert unavailable == {"bbh": 0, "ifeval": 0, "mmlu_pro": 0}  # no ids of these: the five are not complete
