@@ -260,10 +260,17 @@ def _print_statscores(folders: list, out: Path | None = None, write_val_files: b
             continue
         target = None if out is None else (out / f"static-{Path(folder).name}" if len(folders) > 1 else out / "static")
         found = static_scores(folder, allow_partial=allow_partial, out_dir=target)
-        for model, value in found.get("statscores", {}).items():
-            print(f"{model}: statscore {'-' if value is None else value} ({static_folder(folder)})")
-            if write_val_files:
+        lines = [f"{model}: statscore {'-' if value is None else value} ({static_folder(folder)})"
+                 for model, value in found.get("statscores", {}).items()]
+        for line in lines:
+            print(line)
+        if write_val_files:
+            for model, value in found.get("statscores", {}).items():
                 _merge_val_file(Path(folder), model, {"statscore": value})
+        if lines and out is not None and (out / "report.md").exists():  # beside clemscore in the report
+            with (out / "report.md").open("a", encoding="utf-8") as report:
+                report.write("\nstatscore (the static benchmarks, table in " + str(target) + "):\n\n"
+                             + "".join(f"- {line}\n" for line in lines))
         if found["note"]:
             print(found["note"])
 

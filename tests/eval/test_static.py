@@ -48,6 +48,7 @@ def test_report_and_modelless_skip_gameplay_give_statscore_beside_clemscore(play
     out = capsys.readouterr().out
     assert f"{run}: statscore {recorded['statscore']}" in out and str(recorded["clemscore"]) in out
     assert (tmp_path / "report" / "static" / "results.csv").exists()
+    assert f"{run}: statscore {recorded['statscore']}" in (tmp_path / "report" / "report.md").read_text()
     main(["eval", "--skip_gameplay", "-r", str(copy)])
     assert json.loads((copy / f"{run}.val.json").read_text()) == {"statscore": recorded["statscore"]}
 
