@@ -69,3 +69,25 @@ def test_eqbench_main_scores_are_bit_identical(playschool_dir):
         assert score == recorded, folder
         checked += 1
     assert (checked, aborted) == (301, 4)
+
+
+@pytest.mark.slow
+def test_playpen_score_rewrites_every_recorded_static_scores_file_identically(playschool_dir):
+    """Our scorer on the official interactions.json (clemcore's legacy counts: numbers, not lists) gives the
+    recorded scores.json's eight episode scores, in their order (what `playpen score` writes)."""
+    from playpen.engine.results import score_interactions
+    from playpen.registry import load_benchmark, select_games
+
+    benchmarks = {game: load_benchmark(select_games(game, VERSION_2026)[0]) for game in STATIC_GAMES}
+    checked = 0
+    for game in STATIC_GAMES:
+        for folder in sorted(playschool_dir.glob(f"**/{game}/*/instance_*")):
+            recorded = json.loads((folder / "scores.json").read_text())["episode scores"]
+            experiment, instance, interactions = (json.loads(path.read_text()) for path in (
+                folder.parent / "experiment.json", folder / "instance.json", folder / "interactions.json"))
+            ours = score_interactions(benchmarks[game], experiment, instance, interactions)["episode scores"]
+            assert list(ours) == list(recorded), folder
+            assert all(ours[k] == recorded[k] or (math.isnan(ours[k]) and math.isnan(recorded[k])) for k in recorded), \
+                (folder, ours, recorded)
+            checked += 1
+    assert checked == 1198
