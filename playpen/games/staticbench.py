@@ -66,6 +66,11 @@ class StaticRules:
         self.parse, self.judge, self.expert, self.role = parse, judge, expert, role
         self._main_score = main_score
 
+    @property
+    def scores_parsed(self) -> bool:
+        """Whether the Main Score is computed from the parsed answer (else it is 100 for a right answer)."""
+        return self._main_score is not None
+
     def main_score(self, parsed: Any, instance: dict, success: bool) -> float:
         return self._main_score(parsed, instance) if self._main_score else (100 if success else 0)
 
@@ -105,7 +110,8 @@ class StaticGameMaster(DialogueGameMaster):
 
     def _on_after_game(self):
         log_outcome(self)
-        self.log_key(PARSED_KEY, self.parsed)
+        if self.rules.scores_parsed:  # the scorer needs the parsed answer (eqbench), as the official game logs it
+            self.log_key(PARSED_KEY, self.parsed)
 
 
 def _shown(value: Any) -> str:
