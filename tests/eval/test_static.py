@@ -142,3 +142,11 @@ def test_missing_instances_are_generated_into_the_cache_when_the_hub_answers(in_
     assert {(t.game_name, t.instance["game_id"], t.instance.get("target")) for t in tasks if t.game_name == "cladder"} \
         == {("cladder", 2, "no")}
     assert unavailable == {"bbh": 0, "ifeval": 0, "mmlu_pro": 0}  # no ids of these: the five are not complete
+
+
+def test_rows_may_keep_their_ids_in_a_meta_record(in_tmp_cwd):
+    from playpen.eval.static import static_ids
+
+    (in_tmp_cwd / "rows.jsonl").write_text(json.dumps({"meta": {"game": "ifeval", "experiment": "ifeval",
+                                                                 "task_id": 51}, "text": "..."}) + "\n")
+    assert static_ids("rows.jsonl")[0] == {"ifeval": {("ifeval", 51)}}
