@@ -212,6 +212,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
         table = write_report([args.run_dir], allow_partial=args.allow_partial)
         print(headline(table))
+        _print_statscores([args.run_dir], write_val_files=True, allow_partial=args.allow_partial)
         return
     from playpen.eval.run import evaluate
 
@@ -221,8 +222,8 @@ def cmd_eval(args: argparse.Namespace) -> None:
                       static_tasks=args.static_tasks, static_limit=args.static_limit,
                       static_include=args.static_include, version=args.benchmark, instances=args.instances,
                       allow_partial=args.allow_partial)
-    scores = ", ".join(f"{k} {'-' if result[k] is None else result[k]}" for k in ("clemscore", "statscore")
-                       if k in result)
+    scores = ", ".join(f"{k} {'-' if result[k] is None else result[k]}"
+                       for k in ("clemscore", "statscore", "lm_eval_score") if k in result)
     print(f"{args.model}: {scores}\nwritten: {result['val_file']} and the report in {result['run_dir']}")
     if result["note"]:
         print(result["note"])
@@ -242,6 +243,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     folders = results_folders(args, "playpen report -r eval-before eval-after -o report")
     table = write_report(folders, args.out, allow_partial=args.allow_partial)
     print(headline(table))
+    _print_statscores(folders, out=Path(args.out or folders[0]), allow_partial=args.allow_partial)
     print(f"report: {Path(args.out or folders[0]) / 'results.html'} (and report.md)")
 
 
@@ -250,6 +252,34 @@ def cmd_fetch(args: argparse.Namespace) -> None:
 
     path = fetch(args.name, source=args.source, force=args.force)
     print(f"{args.name} is ready: `playpen play -m {args.name} ...` finds it in any folder ({path})")
+
+
+def _print_statscores(folders: list, out: Path | None = None, write_val_files: bool = False,
+                      allow_partial: bool = False) -> None:
+    """statscore (the static benchmarks of each folder's static/ subfolder, as `playpen eval` and the official
+    runs write them) of every model, printed beside clemscore; its table goes to <out>/static-<folder>/
+    (a report) or stays in the static folder (eval --skip_gameplay, which also updates <model>.val.json)."""
+    from playpen.eval.run import _merge_val_file
+    from playpen.eval.static import static_folder, static_scores
+
+    for folder in folders:
+        if not static_folder(folder).is_dir():
+            continue
+        target = None if out is None else (out / f"static-{Path(folder).name}" if len(folders) > 1 else out / "static")
+        found = static_scores(folder, allow_partial=allow_partial, out_dir=target)
+        lines = [f"{model}: statscore {'-' if value is None else value} ({static_folder(folder)})"
+                 for model, value in found.get("statscores", {}).items()]
+        for line in lines:
+            print(line)
+        if write_val_files:
+            for model, value in found.get("statscores", {}).items():
+                _merge_val_file(Path(folder), model, {"statscore": value})
+        if lines and out is not None and (out / "report.md").exists():  # beside clemscore in the report
+            with (out / "report.md").open("a", encoding="utf-8") as report:
+                report.write("\nstatscore (the static benchmarks, table in " + str(target) + "):\n\n"
+                             + "".join(f"- {line}\n" for line in lines))
+        if found["note"]:
+            print(found["note"])
 
 
 def cmd_models(args: argparse.Namespace) -> None:
@@ -377,7 +407,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="clemscore (games' validation split) and statscore (static benchmarks)")
     p.add_argument("model", nargs="?", help="the model to evaluate (omit with --skip_gameplay -r DIR: all models)")
-    p.add_argument("--suite", choices=["clem", "static", "all"], default="all")
+    p.add_argument("--suite", choices=["all", "clem", "static", "lm-eval"], default="all",
+                   help="all: clem and static (default); clem: the games (clemscore); static: the five static "
+                        "benchmarks as games (the official statscore); lm-eval: lm-evaluation-harness's own "
+                        "benchmark selection, written as lm_eval_score")
     p.add_argument("-g", "--games", nargs="+", help="only these games (in an existing -r folder: re-play them)")
     p.add_argument("-r", "--run-dir", "--run_dir", dest="run_dir", help="default: playpen-eval/<timestamp>")
     p.add_argument("--skip_gameplay", "--skip-gameplay", dest="skip_gameplay", action="store_true",
@@ -387,14 +420,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-L", "--max-tokens", type=positive_int, default=300)
     p.add_argument("-b", "--batch-size", type=positive_int, default=16)
     p.add_argument("--concurrency", type=positive_int, default=32)
-    p.add_argument("--static-tasks", nargs="+", help="lm-eval tasks as TASK:METRIC[:SCALE] (default: the suite)")
-    p.add_argument("--static-limit", type=positive_int, help="examples per static task (default: all)")
-    p.add_argument("--static-include", help="a folder of your own lm-eval task files (e.g. local datasets)")
+    p.add_argument("--static-tasks", nargs="+", help="--suite lm-eval: tasks as TASK:METRIC[:SCALE] (default: its suite)")
+    p.add_argument("--static-limit", type=positive_int, help="--suite lm-eval: examples per task (default: all)")
+    p.add_argument("--static-include", help="--suite lm-eval: a folder of your own lm-eval task files")
     p.add_argument("--benchmark", help=BENCHMARK_HELP)
     p.add_argument("--instances", metavar="DIR_OR_FILE",
                    help="a local copy of the official validation instances (rows of game, experiment, task_id: "
-                        "JSON, JSONL, CSV, Parquet, or a datasets.save_to_disk folder); default: colab-potsdam/"
-                        "playpen-data from the hub or its cache, else Playpen's own validation split")
+                        "JSON, JSONL, CSV, Parquet, or a datasets.save_to_disk folder; the static benchmarks' rows "
+                        "too); default: colab-potsdam/playpen-data (instances, instances-static) from the hub or "
+                        "its cache, else Playpen's own validation split and no statscore")
     p.add_argument("--allow-partial", action="store_true", help=PARTIAL_HELP)
     p.set_defaults(func=cmd_eval)
 

@@ -64,8 +64,11 @@ def test_both_versions_of_a_game_are_registered_and_2_0_is_the_default(in_tmp_cw
     assert versions("wordle", VERSION_2026) == {("wordle", VERSION_2026)}
     assert versions("{'game_name':'wordle','benchmark':['playschool2026']}") == {("wordle", VERSION_2026)}
     every_2026 = versions("{'benchmark':['playschool2026']}")
-    # "all" at 2026 also holds the games tagged with another 2026 benchmark (playschool2026-ood, ...)
     assert every_2026 <= versions("all", VERSION_2026) and {v for _, v in every_2026} == {VERSION_2026}
+    # "all" adds only the evaluation-only games of 2026, tagged e.g. playschool2026-static
+    extra = {s.game_name: s.benchmark for s in select_games("all", VERSION_2026)
+             if (s.game_name, VERSION_2026) not in every_2026}
+    assert all(any(tag.startswith("playschool2026-") for tag in tags) for tags in extra.values()), extra
     names_2_0 = {n for n, _ in versions("{'benchmark':['2.0']}")}
     assert {n for n, _ in every_2026} >= names_2_0 >= {"taboo", "wordle"}
     assert {n for n, _ in every_2026} - names_2_0 <= {"dond", "clean_up"}  # the games new in 2026

@@ -156,7 +156,18 @@ def episode_state(folder: Path) -> str:
             return INCOMPLETE
         return INCOMPLETE if isinstance(error, dict) and error.get("incomplete") else ABORTED
     run_path = folder.resolve().parents[2]  # <run>/<game>/<experiment>/<episode>
-    return INCOMPLETE if (run_path / "run.json").exists() else COMPLETE
+    return INCOMPLETE if _playpen_run(run_path / "run.json") else COMPLETE
+
+
+def _playpen_run(run_file: Path) -> bool:
+    """Whether a run.json is Playpen's (clemcore writes one too, e.g. in the official runs' folders, whose
+    episodes have no completed.json and are complete all the same)."""
+    if not run_file.exists():
+        return False
+    try:
+        return "playpen_version" in read_json(run_file, "run file")
+    except (PlaypenError, TypeError):
+        return True  # unreadable: treated as Playpen's, so its episodes are played again rather than trusted
 
 
 def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> EpisodeResult:

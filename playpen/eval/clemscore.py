@@ -28,6 +28,15 @@ from playpen.errors import PlaypenError
 from playpen.files import read_json
 
 COLUMNS = ["game", "model", "experiment", "episode", "metric", "value"]
+# A run folder's subfolders that hold another suite (`playpen eval` writes the static benchmarks into
+# <run>/static, as the official runs do): their episodes are that suite's, never the clem table's.
+SUITE_FOLDERS = ("static",)
+
+
+def _files(results_dir: str | Path, name: str) -> list[Path]:
+    """Every `name` file below results_dir, but those in its other suites' subfolders."""
+    root = Path(results_dir)
+    return sorted(f for f in root.rglob(name) if f.relative_to(root).parts[0] not in SUITE_FOLDERS)
 
 
 def _path_parts(score_file: Path) -> tuple[str, str, str, str]:
@@ -42,7 +51,7 @@ def episode_scores(*results_dirs: str | Path) -> pd.DataFrame:
     for results_dir in results_dirs:
         if not Path(results_dir).is_dir():
             raise PlaypenError(f"results folder not found: {results_dir}")
-        for file in sorted(Path(results_dir).rglob("scores.json")):
+        for file in _files(results_dir, "scores.json"):
             if episode_state(file.parent) == INCOMPLETE:  # left out here, and counted by incomplete_episodes
                 continue
             scores = read_json(file, "scores file (`playpen score -r DIR` rewrites it)")
@@ -57,7 +66,7 @@ def episode_scores(*results_dirs: str | Path) -> pd.DataFrame:
 
 def crashed_episodes(*results_dirs: str | Path) -> pd.DataFrame:
     """Episodes that raised instead of ending (error.json), per model and game."""
-    rows = [_path_parts(file)[:2] for d in results_dirs for file in Path(d).rglob("error.json")
+    rows = [_path_parts(file)[:2] for d in results_dirs for file in _files(d, "error.json")
             if episode_state(file.parent) != INCOMPLETE]
     counts = pd.DataFrame(rows, columns=["model", "game"]).value_counts().rename("crashed").reset_index()
     return counts
@@ -66,7 +75,7 @@ def crashed_episodes(*results_dirs: str | Path) -> pd.DataFrame:
 def incomplete_episodes(*results_dirs: str | Path) -> pd.DataFrame:
     """Episodes a model call failed in, or that a killed run left unfinished (see engine.results.episode_state),
     per model and game: no clemscore may silently count them as not played or leave them out."""
-    rows = [_path_parts(file)[:2] for d in results_dirs for file in sorted(Path(d).rglob("instance.json"))
+    rows = [_path_parts(file)[:2] for d in results_dirs for file in _files(d, "instance.json")
             if episode_state(file.parent) == INCOMPLETE]
     return pd.DataFrame(rows, columns=["model", "game"]).value_counts().rename("incomplete").reset_index()
 

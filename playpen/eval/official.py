@@ -83,6 +83,8 @@ def ids_of(rows: list[dict], source: str) -> Ids:
     """Rows of (game, experiment, task_id) -> {game: {(experiment, game_id)}}, checked."""
     ids: Ids = defaultdict(set)
     for row in rows:
+        if isinstance(row, dict) and isinstance(row.get("meta"), dict) and any(key not in row for key in ROW_KEYS):
+            row = {**row["meta"], **row}  # rows that keep the ids in a `meta` record (as the official loader reads)
         if not isinstance(row, dict) or any(key not in row for key in ROW_KEYS):
             raise PlaypenError(f"{source}: every row needs {', '.join(ROW_KEYS)} (got {str(row)[:120]})")
         try:

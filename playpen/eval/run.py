@@ -1,14 +1,18 @@
-"""`playpen eval MODEL`: clemscore on the games' validation split, statscore on static benchmarks.
+"""`playpen eval MODEL`: clemscore on the games' validation split, statscore on the static benchmarks.
 
 Writes into RUN_DIR (default playpen-eval/<timestamp>): the episodes (<model>/<game>/...), results.csv,
-raw.csv, results.html and report.md (every model in the folder, side by side), static.<model>.json, and
-<model>.val.json = {"clemscore": x, "statscore": y}, merged into an existing file without dropping keys
-(statscore is null when a static benchmark's data could not be loaded, e.g. offline; static.<model>.json
-says which and why).
+raw.csv, results.html and report.md (every model in the folder, side by side), and <model>.val.json =
+{"clemscore": x, "statscore": y}, merged into an existing file without dropping keys.
+statscore is the official one (eval/static.py): the five static benchmarks played as games on the official
+`instances-static` ids into RUN_DIR/static/ (its own results.csv), aggregated like a clemscore; null with a
+one-line note where those instances cannot be had (offline, nothing cached). `--suite lm-eval` runs
+lm-evaluation-harness's own selection of benchmarks instead (eval/lmeval.py), written as `lm_eval_score`
+(and lm-eval.<model>.json), never as statscore: it measures something else.
 `-g GAMES` re-plays only those games in an existing RUN_DIR; `--skip_gameplay` only re-scores and
-re-aggregates what is there. Running the same command again plays only the episodes still missing or
-incomplete. While any are (a model call failed in them: see playpen.engine), no clemscore is written,
-unless `allow_partial`: then val.json adds {"partial": true, "incomplete": n, "episodes": total}.
+re-aggregates what is there (clemscore from the games' episodes, statscore from RUN_DIR/static). Running
+the same command again plays only the episodes still missing or incomplete. While any are (a model call
+failed in them: see playpen.engine), no clemscore is written, unless `allow_partial`: then val.json adds
+{"partial": true, "incomplete": n, "episodes": total}.
 
 The validation split is the official one where it can be had (eval/official.py: colab-potsdam/playpen-data
 from the hub or its cache, or a local copy given with `instances`), else Playpen's own; the ids played are
@@ -27,6 +31,8 @@ from playpen.errors import PlaypenError
 from playpen.eval.official import ROWS_FILE, Ids, official_ids, write_rows
 from playpen.files import atomic_write_json, read_json
 
+SUITES = ("all", "clem", "static", "lm-eval")  # all = clem + static
+LM_EVAL_KEY = "lm_eval_score"  # <model>.val.json: lm-eval's measure, beside (never as) statscore
 PARTIAL_KEYS = ("partial", "incomplete", "episodes")  # in <model>.val.json only while its clemscore is partial
 
 
@@ -44,11 +50,9 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
     written to <model>.val.json, the run folder, a note on the static suite and `problem`: one line on
     episodes that raised, if any. Incomplete episodes (a model call failed) stop it before a clemscore is
     written, unless `allow_partial` (then val.json says partial: true)."""
-    from playpen.registry import resolve_model_spec
-
-    if suite not in ("clem", "static", "all"):
-        raise PlaypenError(f"unknown suite {suite!r}: choose clem, static or all")
-    spec = resolve_model_spec(model_name)
+    if suite not in SUITES:
+        raise PlaypenError(f"unknown suite {suite!r}: choose {', '.join(SUITES)}")
+    spec = _model_for(model_name, skip_gameplay)
     _check_request(games, split, static_tasks, static_include, version)
     official = None
     if suite in ("clem", "all") and not skip_gameplay:
@@ -84,24 +88,74 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
         merged = _merge_val_file(out, spec.model_name, {**values, **partial}, drop=() if partial else PARTIAL_KEYS)
     note = None
     if suite in ("static", "all"):
-        from playpen.eval.statscore import parse_tasks, run_static, unavailable_note
+        static = evaluate_static(spec.model_name, out, model=model, skip_gameplay=skip_gameplay, split=split,
+                                 temperature=temperature, max_tokens=max_tokens, batch_size=batch_size,
+                                 concurrency=concurrency, progress=progress, instances=instances,
+                                 allow_partial=allow_partial)
+        model = static.pop("model")
+        note, problem = static["note"], problem or static["problem"]
+        if static["statscore"] is not None or not skip_gameplay:  # re-scoring nothing keeps what was there
+            values["statscore"] = static["statscore"]
+        merged = _merge_val_file(out, spec.model_name, values)
+    if suite == "lm-eval":
+        from playpen.eval.lmeval import parse_tasks, run_static, unavailable_note
 
         model = model or _load(spec, temperature, max_tokens)
-        static = run_static(model, parse_tasks(static_tasks) if static_tasks else None, limit=static_limit,
-                            include_path=static_include)
-        atomic_write_json(out / f"static.{spec.model_name.replace('/', '_')}.json", static)
-        values["statscore"] = static["statscore"]
-        note = unavailable_note(static)
+        measured = run_static(model, parse_tasks(static_tasks) if static_tasks else None, limit=static_limit,
+                              include_path=static_include)
+        atomic_write_json(out / f"lm-eval.{spec.model_name.replace('/', '_')}.json", measured)
+        values[LM_EVAL_KEY] = measured["statscore"]
+        note = unavailable_note(measured)
         merged = _merge_val_file(out, spec.model_name, values)
     return {"run_dir": str(out), "val_file": str(val_file(out, spec.model_name)), "note": note,
             "problem": problem, **merged}
+
+
+def evaluate_static(model_name: str, run_dir: str | Path, *, model=None, skip_gameplay: bool = False,
+                    split: str = "validation", temperature: float = 0.0, max_tokens: int = 300, batch_size: int = 16,
+                    concurrency: int = 32, progress: bool = True, instances: str | None = None,
+                    allow_partial: bool = False) -> dict:
+    """The static part of `playpen eval` (the official statscore) for one model in a run folder: play the
+    official static validation instances into <run_dir>/static (unless `skip_gameplay`) and aggregate them.
+    Returns {"statscore", "note" (a line when it is not computed), "problem" (a line on episodes that
+    raised), "model" (the loaded model, or the one given, for the caller to reuse)}."""
+    from playpen.eval.static import play_static, static_scores
+
+    if skip_gameplay:
+        return {**static_scores(run_dir, model_name, allow_partial), "problem": None, "model": model}
+    if split != "validation":
+        return {"statscore": None, "problem": None, "model": model,
+                "note": f"statscore not computed: the official static instances are validation instances (--split {split})"}
+    model = model or _load(_spec(model_name), temperature, max_tokens)
+    result = play_static(model, run_dir, instances=instances, batch_size=batch_size, concurrency=concurrency,
+                         progress=progress)
+    return {**result, "model": model}
+
+
+def _spec(model_name: str):
+    from playpen.registry import resolve_model_spec
+
+    return resolve_model_spec(model_name)
+
+
+def _model_for(model_name: str, skip_gameplay: bool):
+    """The model's registry entry; re-scoring needs only its name (e.g. a recorded run of a model that is not
+    registered here)."""
+    try:
+        return _spec(model_name)
+    except PlaypenError:
+        if not skip_gameplay:
+            raise
+        from clemcore.backends import ModelSpec
+
+        return ModelSpec(model_name=model_name)
 
 
 def _check_request(games: list[str] | None, split: str, static_tasks: list[str] | None,
                    static_include: str | None, version: str | None) -> None:
     """The user's choices, checked before anything is written (a mistake leaves no empty run folder)."""
     from playpen.data.splits import check_split
-    from playpen.eval.statscore import parse_tasks
+    from playpen.eval.lmeval import parse_tasks
     from playpen.registry import select_games
 
     check_split(split)
@@ -146,10 +200,13 @@ def eval_tasks(games: list[str] | None, split: str, version: str | None, officia
     official evaluation leaves it out; ids missing from Playpen's instance files are reported)."""
     from playpen.data.splits import split_ids
     from playpen.engine import tasks_from_instances
+    from playpen.eval.static import is_static
     from playpen.registry import load_instances, select_games
 
     tasks, left_out, missing = [], [], 0
     for spec in select_games(games or ["all"], version):
+        if is_static(spec) and not games:  # the static benchmarks are statscore's, not clemscore's
+            continue
         if official is None:
             only = split_ids(spec.game_name, split)
         elif spec.game_name not in official:

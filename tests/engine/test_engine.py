@@ -291,13 +291,16 @@ def test_episode_state_tells_complete_aborted_and_incomplete_apart(tmp_path):
         return folder
 
     (tmp_path / "playpen" / "model").mkdir(parents=True)
-    (tmp_path / "playpen" / "model" / "run.json").write_text("{}")
+    (tmp_path / "playpen" / "model" / "run.json").write_text('{"playpen_version": "0.1.0"}')
+    (tmp_path / "clemcore" / "model").mkdir(parents=True)  # clemcore writes a run.json of its own
+    (tmp_path / "clemcore" / "model" / "run.json").write_text('{"clem_version": "3.7.2"}')
     scores = ("scores.json", {"episode scores": {}})
     assert episode_state(episode("playpen", "a", scores, ("completed.json", {}))) == "complete"
     assert episode_state(episode("playpen", "b", scores, ("error.json", {"message": "x"}))) == "aborted"
     assert episode_state(episode("playpen", "c", ("error.json", {"incomplete": True}))) == "incomplete"
     assert episode_state(episode("playpen", "d", scores)) == "incomplete"  # killed before completed.json
     assert episode_state(episode("clembench", "e", scores)) == "complete"  # other tools write no completed.json
+    assert episode_state(episode("clemcore", "f", scores)) == "complete"
 
 
 class SlowBatchModel(BatchModel):

@@ -1,14 +1,17 @@
-"""statscore: static benchmarks run on the same model with lm-evaluation-harness.
+"""`playpen eval --suite lm-eval`: static benchmarks run on the same model with lm-evaluation-harness.
 
-lm-eval does the data handling and the scoring (e.g. IFEval's instruction checks); Playpen picks the suite,
-builds the lm-eval model from the model registry entry, and aggregates like clemscore:
-statscore = round(mean over benchmarks of the benchmark's main metric x 100, 2).
+This is lm-eval's own measure, written as `lm_eval_score` in <model>.val.json beside (never as) statscore:
+the official statscore plays the LM Playschool benchmarks as games on their official instances
+(eval/static.py), while this runs lm-eval's task selection with lm-eval's prompts, answer extraction and
+metrics. lm-eval does the data handling and the scoring; Playpen picks the suite, builds the lm-eval model
+from the model registry entry, and averages: round(mean over benchmarks of the main metric x 100, 2) (the
+key "statscore" of run_static's result, kept for its callers, is that mean).
 
 Default suite (the upstream static suite, as far as lm-eval provides it):
     mmlu_pro (exact_match, custom-extract)    bbh (bbh_cot_fewshot, exact_match, get-answer)
     ifeval (prompt_level_strict_acc)          eq_bench (eqbench, already on a 0-100 scale)
 CLadder is left out: lm-eval has no task for it. Any lm-eval task can be run with
-`playpen eval MODEL --suite static --static-tasks NAME:METRIC ...`.
+`playpen eval MODEL --suite lm-eval --static-tasks NAME:METRIC ...`.
 The datasets come from the Hugging Face hub; offline, point lm-eval at local copies with task files of
 your own (`--static-include DIR`), as Playpen's tests do with tiny local datasets. Where the hub cannot be
 reached the suite runs in HF offline mode (cached datasets load, missing ones are reported at once instead of
@@ -78,7 +81,7 @@ def make_lm(model, batch_size: int = 8):
 
         base = (model._settings.get("base_url") or "https://api.openai.com/v1").rstrip("/")
         return LocalChatCompletion(base_url=f"{base}/chat/completions", model=model.model_id)
-    raise PlaypenError(f"statscore needs a language model; {model.name!r} ({backend}) cannot run static benchmarks")
+    raise PlaypenError(f"--suite lm-eval needs a language model; {model.name!r} ({backend}) cannot run static benchmarks")
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:
@@ -124,7 +127,7 @@ def run_static(model, benchmarks: dict[str, Benchmark] | None = None, *, limit: 
         from lm_eval import simple_evaluate
         from lm_eval.tasks import TaskManager
     except ImportError:
-        raise PlaypenError("statscore needs lm-evaluation-harness: pip install 'lm_eval[ifeval]'") from None
+        raise PlaypenError("--suite lm-eval needs lm-evaluation-harness: pip install 'lm_eval[ifeval]'") from None
     benchmarks = benchmarks or SUITE
     manager = TaskManager(include_path=include_path, include_defaults=include_defaults)
     unknown = [b.task for b in benchmarks.values() if not manager.match_tasks([b.task])]
@@ -157,6 +160,6 @@ def unavailable_note(static: dict) -> str | None:
     if not missing:
         return None
     first = next(iter(missing.values()))
-    return (f"statscore not computed: the data of {', '.join(missing)} could not be loaded ({first}). The suite's "
+    return (f"lm_eval_score not computed: the data of {', '.join(missing)} could not be loaded ({first}). The suite's "
             "datasets come from the Hugging Face hub: run with network access, or point lm-eval at local copies "
             "with --static-include DIR (and --static-tasks).")

@@ -1,4 +1,5 @@
-"""statscore through lm-evaluation-harness, offline: real task definitions on tiny local datasets."""
+"""`--suite lm-eval`: lm-evaluation-harness's own benchmark selection (lm_eval_score, never statscore), offline:
+real task definitions on tiny local datasets."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 pytest.importorskip("lm_eval")
 
-from playpen.eval.statscore import SUITE, Benchmark, parse_tasks, run_static  # noqa: E402
+from playpen.eval.lmeval import SUITE, Benchmark, parse_tasks, run_static  # noqa: E402
 
 MMLU = [{"question": f"Which option is number {i}?", "options": ["one", "two", "three", "four"], "answer": "B",
          "answer_index": 1, "cot_content": "", "category": "biology", "src": "playpen-test"} for i in range(3)]
@@ -94,18 +95,18 @@ def test_a_registered_hf_model_runs_through_lm_eval(tiny, local_tasks):
 
 
 @pytest.mark.slow
-def test_offline_eval_keeps_clemscore_and_names_the_benchmarks_it_could_not_load(tiny, local_tasks, capsys):
+def test_offline_lm_eval_suite_names_the_benchmarks_it_could_not_load(tiny, local_tasks, capsys):
     from playpen.cli import main
 
     folder, _ = local_tasks
-    main(["eval", tiny, "-g", "referencegame", "-L", "8", "-r", "run", "--static-include", folder,
+    main(["eval", tiny, "--suite", "lm-eval", "-L", "8", "-r", "run", "--static-include", folder,
           "--static-tasks", f"local_mmlu_pro:{SUITE['mmlu_pro'].metric}", f"offline_ifeval:{SUITE['ifeval'].metric}",
           "--static-limit", "2"])
     out = capsys.readouterr().out
-    assert "tiny: clemscore 0.0, statscore -" in out
-    assert "statscore not computed: the data of offline_ifeval could not be loaded (FileNotFoundError" in out
-    assert json.loads(Path("run/tiny.val.json").read_text()) == {"clemscore": 0.0, "statscore": None}
-    static = json.loads(Path("run/static.tiny.json").read_text())
+    assert "tiny: lm_eval_score -" in out
+    assert "not computed: the data of offline_ifeval could not be loaded (FileNotFoundError" in out
+    assert json.loads(Path("run/tiny.val.json").read_text()) == {"lm_eval_score": None}  # never as statscore
+    static = json.loads(Path("run/lm-eval.tiny.json").read_text())
     assert set(static["benchmarks"]) == {"local_mmlu_pro"} and set(static["unavailable"]) == {"offline_ifeval"}
 
 
@@ -114,7 +115,7 @@ def test_hf_offline_mode_is_on_only_while_the_hub_cannot_be_reached(monkeypatch,
     import datasets.config
     import huggingface_hub.constants
 
-    from playpen.eval import statscore
+    from playpen.eval import lmeval as statscore
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
@@ -126,7 +127,7 @@ def test_hf_offline_mode_is_on_only_while_the_hub_cannot_be_reached(monkeypatch,
 
 
 def test_the_hub_probe_fails_fast_on_an_endpoint_nobody_answers(monkeypatch):
-    from playpen.eval.statscore import hub_reachable
+    from playpen.eval.lmeval import hub_reachable
 
     monkeypatch.setenv("HF_ENDPOINT", "https://127.0.0.1:9")  # the discard port: refused at once
     assert hub_reachable(timeout=1.0) is False

@@ -1,0 +1,93 @@
+"""Parity of the five static benchmarks with the recorded LM Playschool 2026 episodes: every static episode of
+../shared/parity/playschool2026 (the five `playpen eval` runs' static/ folders and both in-domain runs, 1198 in
+all) replayed through Playpen's games agrees on Aborted, Success, Lose and Main Score, and eqbench's Main
+Score is the recorded float to the last bit."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from playpen.eval.static import STATIC_GAMES
+from playpen.games.common import VERSION_2026
+from playpen.replay import replay_dir
+
+
+def static_episodes(root: Path) -> Counter:
+    """Recorded static episodes per benchmark, counted from the folders alone."""
+    counts: Counter = Counter()
+    for file in root.rglob("interactions.json"):
+        game = json.loads(file.read_text())["meta"]["game_name"]
+        counts[game] += game in STATIC_GAMES
+    return +counts
+
+
+@pytest.fixture(scope="module")
+def report(playschool_dir) -> dict:
+    return replay_dir(playschool_dir, games=list(STATIC_GAMES))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", STATIC_GAMES)
+def test_every_recorded_static_episode_agrees(report, playschool_dir, game):
+    recorded = static_episodes(playschool_dir)[game]
+    assert recorded > 0
+    rows = [row for row in report["episodes"] if row["game"] == game]
+    assert len(rows) == recorded
+    assert {row["version"] for row in rows} == {VERSION_2026}
+    differ = [f"{row['path']}: {row.get('divergence') or row.get('error') or (row['ours'], row['recorded'])}"
+              for row in rows if not row["ok"]]
+    assert not differ, f"{len(differ)} of {recorded} differ, e.g. {differ[:3]}"
+
+
+@pytest.mark.slow
+def test_all_1198_static_episodes_are_replayed(report, playschool_dir):
+    assert sum(static_episodes(playschool_dir).values()) == len(report["episodes"]) == 1198
+    assert all(row["ok"] for row in report["episodes"])
+
+
+def test_eqbench_main_scores_are_bit_identical(playschool_dir):
+    from playpen.games.eqbench import rules
+    from playpen.games.staticbench import AnswerError
+
+    checked = aborted = 0
+    for folder in sorted(playschool_dir.glob("**/eqbench/eq_bench/instance_*")):
+        recorded = json.loads((folder / "scores.json").read_text())["episode scores"]["Main Score"]
+        instance = json.loads((folder / "instance.json").read_text())
+        turn = json.loads((folder / "interactions.json").read_text())["turns"][0]
+        response = next(e["action"]["content"] for e in turn if e["action"]["type"] == "get message")
+        try:
+            score = rules.main_score(rules.parse(response, instance), instance)
+        except AnswerError:
+            assert math.isnan(recorded)
+            aborted += 1
+            continue
+        assert score == recorded, folder
+        checked += 1
+    assert (checked, aborted) == (301, 4)
+
+
+@pytest.mark.slow
+def test_playpen_score_rewrites_every_recorded_static_scores_file_identically(playschool_dir):
+    """Our scorer on the official interactions.json (clemcore's legacy counts: numbers, not lists) gives the
+    recorded scores.json's eight episode scores, in their order (what `playpen score` writes)."""
+    from playpen.engine.results import score_interactions
+    from playpen.registry import load_benchmark, select_games
+
+    benchmarks = {game: load_benchmark(select_games(game, VERSION_2026)[0]) for game in STATIC_GAMES}
+    checked = 0
+    for game in STATIC_GAMES:
+        for folder in sorted(playschool_dir.glob(f"**/{game}/*/instance_*")):
+            recorded = json.loads((folder / "scores.json").read_text())["episode scores"]
+            experiment, instance, interactions = (json.loads(path.read_text()) for path in (
+                folder.parent / "experiment.json", folder / "instance.json", folder / "interactions.json"))
+            ours = score_interactions(benchmarks[game], experiment, instance, interactions)["episode scores"]
+            assert list(ours) == list(recorded), folder
+            assert all(ours[k] == recorded[k] or (math.isnan(ours[k]) and math.isnan(recorded[k])) for k in recorded), \
+                (folder, ours, recorded)
+            checked += 1
+    assert checked == 1198
