@@ -1,13 +1,15 @@
 """Does a model learn by playing? GRPO against more SFT from the same start, on instances never trained on.
 
-    python benchmarks/learning.py [--seeds 3] [--keep DIR] [--async]
+    python benchmarks/learning.py [--model tiny|smollm2-135m] [--seeds 3] [--keep DIR] [--async]
 
-A tiny model is created here (random weights, a tokenizer trained on the games' text; offline) and taught
-referencegame's Giver role by SFT on the expert's episodes (train split): the start. From that one checkpoint
+The learner (`--model`): a tiny model created here (random weights, a tokenizer trained on the games' text;
+the default), or the real SmolLM2-135M-Instruct (`playpen models fetch smollm2-135m`, fetched here when
+missing). It is taught referencegame's Giver role by SFT on the expert's episodes: the start. From that one checkpoint
 each seed continues (a) with online GRPO, the learner describing the target while the expert Follower picks
 a grid, rewarded by the outcome, and (b) with more SFT on the experts' episodes for the same wall-clock time.
 The start and every result are evaluated on the validation split (greedy, Giver = the model, Follower =
-the expert).
+the expert), and so is one game never trained on (`HELD_OUT`: Player 1 of it against the expert), before
+training, at the start and after each arm: what training one game does to another skill.
 
 Why this setting: the skill is reading the target off a grid and describing a line of it exactly enough for
 the partner to pick it out, which a model of 0.3M parameters can learn in minutes on a CPU and which
@@ -16,7 +18,8 @@ makes the reward depend on the learner's move alone. The start is a short SFT, s
 describes its grids sloppily.
 
 It prints a table (mean and std over seeds of % Played and Quality, per arm) and, last, one JSON line:
-{"grpo_quality_gain": x, "sft_quality_gain": y, "game": ..., "seeds": n, "seconds": s, ...}: a gain is the
+{"grpo_quality_gain": x, "sft_quality_gain": y, "game": ..., "model": ..., "seeds": n, "seconds": s,
+"held_out": {"game": ..., "played_base", "played_start", "played_grpo", "played_sft", ...}, ...}: a gain is the
 validation Quality after minus at the start. Target: grpo_quality_gain >= 10, with the GRPO training reward
 rising over the run (grpo_reward_first/last: mean reward of the first and last quarter of the steps).
 
@@ -41,6 +44,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -48,15 +52,39 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 GAME = "referencegame"
+HELD_OUT = "taboo"  # never trained on: the Describer, the expert guessing
 MAX_TOKENS = 40  # a Giver's expression: "Expression: The grid whose first row is X X □ X X." is ~20 tokens
 
-# The start: enough SFT steps for the format and a sloppy description, not for exact copies.
-START = ["max_steps=150", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"]
-# GRPO runs a fixed number of steps (its result does not depend on the machine's speed); the SFT arm then
-# trains for as long as GRPO took.
-GRPO = ["num_generations=8", "instances_per_step=8", "learning_rate=5e-4", "num_iterations=2", "reward=success",
-        "abort_penalty=-1", "logging_steps=5", "save_steps=0"]
-SFT = ["max_steps=100000", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"]
+
+@dataclass(frozen=True)
+class Profile:
+    """What one learner is taught with: the SFT start, the GRPO arm and the SFT arm's settings."""
+
+    start: list[str]  # the start: enough SFT steps for the format and a sloppy description, not exact copies
+    grpo: list[str]  # a fixed number of steps (its result does not depend on the machine's speed)
+    sft: list[str]  # the SFT arm trains for as long as GRPO took
+    steps: int  # GRPO steps per seed by default
+    sft_example: str = "sft_trainer_simple.py"
+
+
+PROFILES = {
+    "tiny": Profile(
+        start=["max_steps=150", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"],
+        grpo=["num_generations=8", "instances_per_step=8", "learning_rate=5e-4", "num_iterations=2",
+              "reward=success", "abort_penalty=-1", "logging_steps=5", "save_steps=0"],
+        sft=["max_steps=100000", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"],
+        steps=90),
+    # The real model costs ~1000x the tiny one per token: LoRA, few instances per step sharing their prompts'
+    # forward (shared_prefix), fresh instances so that no train instance is seen twice.
+    "smollm2-135m": Profile(
+        start=["max_steps=30", "learning_rate=2e-4", "batch_size=4", "logging_steps=5", "save_steps=0"],
+        grpo=["num_generations=8", "instances_per_step=2", "learning_rate=1e-4", "num_iterations=1",
+              "reward=success", "abort_penalty=-1", "logging_steps=2", "save_steps=0", "lora=true",
+              "fresh_instances=400"],
+        sft=["max_steps=100000", "learning_rate=2e-4", "batch_size=4", "logging_steps=5", "save_steps=0",
+             "fresh_instances=400"],
+        steps=30, sft_example="sft_trainer_lora.py"),
+}
 
 
 def _quiet() -> None:
@@ -75,12 +103,13 @@ def train(example: str, learner: str, settings: list[str], teacher: str | None =
                            settings=[f"games={GAME}", *settings])
 
 
-def evaluate(model: str, results: str) -> dict:
-    """% Played and Quality of the model as the Giver, the expert as the Follower, on the validation split."""
+def evaluate(model: str, results: str, game: str = GAME) -> dict:
+    """% Played and Quality of the model as Player 1 (referencegame's Giver), the expert as Player 2, on the
+    validation split."""
     from playpen.play import play, summarize
 
     with contextlib.redirect_stdout(sys.stderr):
-        episodes, _, _ = play([GAME], [model, "expert"], max_tokens=MAX_TOKENS, results_dir=results,
+        episodes, _, _ = play([game], [model, "expert"], max_tokens=MAX_TOKENS, results_dir=results,
                               split="validation", progress=False)
     row = summarize(episodes)[0]
     return {"played": row["played"], "quality": 0.0 if math.isnan(row["quality"]) else row["quality"]}
@@ -95,53 +124,76 @@ def timing(trainer) -> dict:
     return json.loads((trainer.output_dir / "training.json").read_text())["timing"]
 
 
-def build_start() -> None:
-    """The start every arm continues from: the tiny model after the short SFT, registered as tiny-sft."""
-    from playpen.tiny import create_tiny
+ALGORITHMS = {"sft_trainer_simple.py": "sft", "sft_trainer_lora.py": "sft-lora"}
 
+
+def build_start(model: str, profile: Profile) -> str:
+    """The start every arm continues from: the learner after the short SFT; returns its registered name."""
     _quiet()
-    create_tiny("tiny")
-    train("sft_trainer_simple.py", "tiny", [*START, "seed=0"])
+    if model == "tiny":
+        from playpen.tiny import create_tiny
+
+        create_tiny("tiny")
+    else:
+        from playpen.fetch import fetch
+
+        fetch(model, log=lambda line: print(line, file=sys.stderr))
+    train(profile.sft_example, model, [*profile.start, "seed=0"])
+    return f"{model}-{ALGORITHMS[profile.sft_example]}"
 
 
-def run(seeds: int, steps: int, compare_async: bool = False) -> dict:
+def held_out(model: str, folder: str) -> dict:
+    return evaluate(model, folder, HELD_OUT)
+
+
+def run(model: str, seeds: int, steps: int, compare_async: bool = False) -> dict:
     started = time.perf_counter()
-    build_start()
-    start = evaluate("tiny-sft", "eval/start")
-    print(f"start (SFT, {START[0]}): played {start['played']:.1f}, quality {start['quality']:.1f}", flush=True)
+    profile = PROFILES[model]
+    base = held_out(model, "eval/held-out-base") if model != "tiny" else None  # random weights play nothing
+    start_name = build_start(model, profile)
+    start = evaluate(start_name, "eval/start")
+    start["held_out"] = held_out(start_name, "eval/held-out-start")
+    print(f"start (SFT, {profile.start[0]}): played {start['played']:.1f}, quality {start['quality']:.1f}; "
+          f"{HELD_OUT} played {start['held_out']['played']:.1f}", flush=True)
     arms: dict[str, list[dict]] = {"grpo": [], "sft": []}
     curves = []
     extra: dict[str, list] = {"async": [], "async_curves": [], "sync_timing": [], "async_timing": []}
+    grpo_settings = [*profile.grpo, f"max_steps={steps}"]
     for seed in range(seeds):
         t0 = time.perf_counter()
-        grpo = train("grpo_trainer.py", "tiny-sft", [*GRPO, f"seed={seed}", f"max_steps={steps}"],
-                     teacher="expert", temperature=1.0)
+        grpo = train("grpo_trainer.py", start_name, [*grpo_settings, f"seed={seed}"], teacher="expert",
+                     temperature=1.0)
         budget = time.perf_counter() - t0
         curves.append(rewards(grpo))
-        arms["grpo"].append(evaluate("tiny-sft-grpo", f"eval/grpo-{seed}"))
+        arms["grpo"].append(evaluate(f"{start_name}-grpo", f"eval/grpo-{seed}"))
+        arms["grpo"][-1]["held_out"] = held_out(f"{start_name}-grpo", f"eval/held-out-grpo-{seed}")
         if compare_async:  # the same seed, start and instances, step n+1 played while step n optimises
             extra["sync_timing"].append(timing(grpo))
-            fast = train("grpo_trainer.py", "tiny-sft", [*GRPO, f"seed={seed}", f"max_steps={steps}",
-                                                         "async_rollout=true"], teacher="expert", temperature=1.0)
+            fast = train("grpo_trainer.py", start_name, [*grpo_settings, f"seed={seed}", "async_rollout=true"],
+                         teacher="expert", temperature=1.0)
             extra["async_timing"].append(timing(fast))
             extra["async_curves"].append(rewards(fast))
-            extra["async"].append(evaluate("tiny-sft-grpo", f"eval/grpo-async-{seed}"))
+            extra["async"].append(evaluate(f"{start_name}-grpo", f"eval/grpo-async-{seed}"))
             print(f"seed {seed}: grpo async {extra['async'][-1]}, {extra['sync_timing'][-1]['steps_per_second']} "
                   f"steps/s sync, {extra['async_timing'][-1]['steps_per_second']} async", flush=True)
-        train("sft_trainer_simple.py", "tiny-sft", [*SFT, f"seed={seed}", f"max_seconds={budget:.1f}"])
-        arms["sft"].append(evaluate("tiny-sft-sft", f"eval/sft-{seed}"))
+        algorithm = ALGORITHMS[profile.sft_example]
+        train(profile.sft_example, start_name, [*profile.sft, f"seed={seed}", f"max_seconds={budget:.1f}"])
+        arms["sft"].append(evaluate(f"{start_name}-{algorithm}", f"eval/sft-{seed}"))
+        arms["sft"][-1]["held_out"] = held_out(f"{start_name}-{algorithm}", f"eval/held-out-sft-{seed}")
         print(f"seed {seed}: grpo {arms['grpo'][-1]} ({len(curves[-1])} logged steps), sft {arms['sft'][-1]}, "
               f"{budget:.0f} s each", flush=True)
-    return {"start": start, "arms": arms, "curves": curves, "seconds": time.perf_counter() - started, **extra}
+    return {"model": model, "base_held_out": base, "start": start, "arms": arms, "curves": curves,
+            "seconds": time.perf_counter() - started, **extra}
 
 
-def async_timing(rounds: int, steps: int) -> dict:
+def async_timing(model: str, rounds: int, steps: int) -> dict:
     """Steps per second of synchronous and asynchronous GRPO from the same start, interleaved over rounds."""
-    build_start()
+    profile = PROFILES[model]
+    start_name = build_start(model, profile)
     speed: dict[str, list[float]] = {"sync": [], "async": []}
     for round_ in range(rounds):
         for arm in speed:
-            trainer = train("grpo_trainer.py", "tiny-sft", [*GRPO, "seed=0", f"max_steps={steps}",
+            trainer = train("grpo_trainer.py", start_name, [*profile.grpo, "seed=0", f"max_steps={steps}",
                                                             f"async_rollout={arm == 'async'}"],
                             teacher="expert", temperature=1.0)
             took = timing(trainer)
@@ -170,10 +222,25 @@ def report(outcome: dict, seeds: int) -> dict:
                   f"{stats([r['quality'] for r in runs[arm]]):>16}")
     first, last = reward_quarters(outcome["curves"])
     print(f"GRPO training reward: {first:.3f} in the first quarter of the steps, {last:.3f} in the last")
+    held = {"game": HELD_OUT, "played_start": start["held_out"]["played"],
+            "quality_start": start["held_out"]["quality"]}
+    if outcome.get("base_held_out"):
+        held["played_base"] = outcome["base_held_out"]["played"]
+    print(f"\n{HELD_OUT} (never trained on), validation split: % played "
+          + (f"{held['played_base']:.1f} before training, " if "played_base" in held else "")
+          + f"{held['played_start']:.1f} at the start", end="")
+    for arm in ("grpo", "sft"):
+        played = [r["held_out"]["played"] for r in runs[arm]]
+        quality = [r["held_out"]["quality"] for r in runs[arm]]
+        held[f"played_{arm}"], held[f"quality_{arm}"] = (round(statistics.mean(played), 2),
+                                                         round(statistics.mean(quality), 2))
+        print(f", {held[f'played_{arm}']:.1f} after {arm.upper()}", end="")
+    print()
     gain = {arm: statistics.mean(r["quality"] for r in runs[arm]) - start["quality"] for arm in runs if runs[arm]}
     summary = {"grpo_quality_gain": round(gain["grpo"], 2), "sft_quality_gain": round(gain["sft"], 2), "game": GAME,
-               "seeds": seeds, "seconds": round(outcome["seconds"], 1), "start_quality": round(start["quality"], 2),
-               "grpo_reward_first": round(first, 4), "grpo_reward_last": round(last, 4)}
+               "model": outcome["model"], "seeds": seeds, "seconds": round(outcome["seconds"], 1),
+               "start_played": round(start["played"], 2), "start_quality": round(start["quality"], 2),
+               "grpo_reward_first": round(first, 4), "grpo_reward_last": round(last, 4), "held_out": held}
     if runs["async"]:
         async_first, async_last = reward_quarters(outcome["async_curves"])
         print(f"GRPO async training reward: {async_first:.3f} in the first quarter, {async_last:.3f} in the last")
@@ -207,8 +274,10 @@ def reward_quarters(curves: list[list[float]]) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=sorted(PROFILES), default="tiny", help="the learner (default tiny)")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=90, help="GRPO steps per seed (the SFT arm gets their time)")
+    parser.add_argument("--steps", type=int, help="GRPO steps per seed (the SFT arm gets their time; default: "
+                        + ", ".join(f"{name} {p.steps}" for name, p in PROFILES.items()) + ")")
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary folder)")
     parser.add_argument("--async", dest="compare_async", action="store_true",
                         help="also run GRPO with async_rollout on each seed and compare speed and learning")
@@ -220,10 +289,11 @@ def main() -> None:
     previous = Path.cwd()
     os.chdir(work)
     try:
+        steps = args.steps or PROFILES[args.model].steps
         if args.async_timing:
-            summary = async_timing(args.async_timing, args.steps)
+            summary = async_timing(args.model, args.async_timing, steps)
         else:
-            summary = report(run(args.seeds, args.steps, args.compare_async), args.seeds)
+            summary = report(run(args.model, args.seeds, steps, args.compare_async), args.seeds)
     finally:
         os.chdir(previous)
         if not args.keep:

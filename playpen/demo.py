@@ -1,15 +1,18 @@
-"""`playpen demo` / `make demo`: watch a tiny model learn to play, offline, in a few minutes.
+"""`playpen demo` / `make demo`: watch a model learn to play, offline, in a few minutes.
 
 It runs the quickstart's commands (see `steps()` and the README) in its folder, demo-output/, each printed
-as a user types it and run through the library function that command calls: create a tiny model, evaluate
-it, SFT, evaluate, GRPO, evaluate again, report.
+as a user types it and run through the library function that command calls: get the model, evaluate it,
+SFT, evaluate, GRPO, evaluate again, report. The model (`Plan`): the real SmolLM2-135M-Instruct
+(`playpen demo --model smollm2-135m`, fetched once into the model cache) or a tiny random-weight model built
+on the spot (`--tiny`), each with the settings that fit its cost on a laptop CPU.
 
 The games are referencegame and taboo, the model playing Player 1 (the Giver, the Describer) and the expert
 the other role, so that each evaluation measures the model's own moves. SFT on the experts' episodes teaches
 the formats; online GRPO on referencegame, the model describing grids to the expert Follower and rewarded by
 the outcome, then teaches it to describe its grids exactly enough to be understood. Evaluation uses the
-validation split, training the train split, so no evaluated instance was seen in training. Writes
-summary.json ({"before", "sft", "after"}) and demo.png (the three stages per game, and the GRPO reward curve).
+validation split, training the train split (or fresh instances, never a validation one), so no evaluated
+instance was seen in training. Writes summary.json ({"model", "before", "sft", "after"}) and demo.png (the
+three stages per game, and the GRPO reward curve).
 """
 
 from __future__ import annotations
@@ -40,56 +43,98 @@ class Step:
     call: Callable[[], object]
 
 
-STAGES = (("before", "tiny", "eval-before"), ("sft", "tiny-sft", "eval-sft"), ("after", "tiny-sft-grpo", "eval-after"))
+@dataclass(frozen=True)
+class Plan:
+    """Which model the demo teaches, and the settings that fit its cost."""
+
+    model: str
+    sft_example: str
+    sft: list[str]
+    grpo: list[str]
+    max_tokens: int = 48  # evaluation; GRPO plays with grpo_max_tokens
+    grpo_max_tokens: int = 40
+
+    @property
+    def sft_name(self) -> str:
+        return f"{self.model}-{'sft-lora' if 'lora' in self.sft_example else 'sft'}"
+
+    @property
+    def stages(self) -> tuple[tuple[str, str, str], ...]:
+        """(stage, model evaluated, results folder) for before, after SFT and after GRPO."""
+        return (("before", self.model, "eval-before"), ("sft", self.sft_name, "eval-sft"),
+                ("after", f"{self.sft_name}-grpo", "eval-after"))
 
 
-def steps() -> list[Step]:
+PLANS = {
+    "tiny": Plan("tiny", "sft_trainer_simple.py",
+                 sft=[f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"],
+                 grpo=["games=referencegame", "max_steps=90", "num_generations=8", "instances_per_step=8",
+                       "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
+                       "logging_steps=5"]),
+    # every token costs ~1000x the tiny model's: LoRA, short runs, GRPO groups sharing their prompt's forward
+    "smollm2-135m": Plan("smollm2-135m", "sft_trainer_lora.py",
+                         sft=[f"games={','.join(GAMES)}", "max_steps=24", "batch_size=4", "learning_rate=2e-4",
+                              "logging_steps=4", "save_steps=0"],
+                         grpo=["games=referencegame", "max_steps=8", "num_generations=8", "instances_per_step=2",
+                               "learning_rate=1e-4", "lora=true", "reward=success", "abort_penalty=-1",
+                               "fresh_instances=200", "logging_steps=1", "save_steps=0"]),
+}
+DEFAULT_MODEL = "smollm2-135m"
+
+
+def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
     """The quickstart's steps; tests/test_demo.py checks that each `call` is what `playpen <argv>` calls."""
     from playpen.eval.clemscore import headline
     from playpen.eval.report import write_report
+    from playpen.fetch import fetch
     from playpen.play import play, print_summary, summarize
     from playpen.tiny import create_tiny
     from playpen.trainers.runner import run_trainer
 
-    sft, grpo = EXAMPLES / "sft_trainer_simple.py", EXAMPLES / "grpo_trainer.py"
-    sft_settings = [f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"]
-    grpo_settings = ["games=referencegame", "max_steps=90", "num_generations=8", "instances_per_step=8",
-                     "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
-                     "logging_steps=5"]
+    sft, grpo = EXAMPLES / plan.sft_example, EXAMPLES / "grpo_trainer.py"
+    sft_settings, grpo_settings = plan.sft, plan.grpo
 
     def settings(values: list[str]) -> list[str]:
         return [arg for value in values for arg in ("--set", value)]
 
     def evaluation(title: str, model: str, folder: str) -> Step:
         def call() -> None:
-            results, _, _ = play(GAMES, [model, "expert"], max_tokens=48, results_dir=folder, split="validation")
+            results, _, _ = play(GAMES, [model, "expert"], max_tokens=plan.max_tokens, results_dir=folder,
+                                 split="validation")
             print_summary(summarize(results))
-        return Step(title, ["play", "-g", *GAMES, "-m", model, "expert", "--split", "validation", "-L", "48",
-                            "-r", folder], call)
+        return Step(title, ["play", "-g", *GAMES, "-m", model, "expert", "--split", "validation", "-L",
+                            str(plan.max_tokens), "-r", folder], call)
 
     def report() -> None:
-        print(headline(write_report([folder for _, _, folder in STAGES], "report")))
+        print(headline(write_report([folder for _, _, folder in plan.stages], "report")))
 
-    (_, _, before), (_, _, after_sft), (_, _, after) = STAGES
+    (_, start, before), (_, tuned, after_sft), (_, _, after) = plan.stages
+    if plan.model == "tiny":
+        make = Step("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
+                    ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny"))
+    else:
+        make = Step(f"Get the real {plan.model} (fetched once into the model cache, offline afterwards)",
+                    ["models", "fetch", plan.model], lambda: fetch(plan.model))
+    length = str(plan.grpo_max_tokens)
     return [
-        Step("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
-             ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny")),
+        make,
         evaluation("Evaluate it before training: it plays Player 1, the expert Player 2 (validation split)",
-                   "tiny", before),
+                   start, before),
         Step("Supervised fine-tuning on the expert players' episodes (train split)",
-             ["run", str(sft), "-l", "tiny", *settings(sft_settings)],
-             lambda: run_trainer(sft, "tiny", settings=sft_settings)),
-        evaluation("Evaluate the SFT model on the same validation instances", "tiny-sft", after_sft),
+             ["run", str(sft), "-l", start, *settings(sft_settings)],
+             lambda: run_trainer(sft, start, settings=sft_settings)),
+        evaluation("Evaluate the SFT model on the same validation instances", tuned, after_sft),
         Step("Online GRPO: the model describes referencegame's grids to the expert, rewarded by the outcome",
-             ["run", str(grpo), "-l", "tiny-sft", "-t", "expert", "-T", "1.0", "-L", "40", *settings(grpo_settings)],
-             lambda: run_trainer(grpo, "tiny-sft", "expert", temperature=1.0, max_tokens=40, settings=grpo_settings)),
-        evaluation("Evaluate the GRPO model on the same validation instances", "tiny-sft-grpo", after),
+             ["run", str(grpo), "-l", tuned, "-t", "expert", "-T", "1.0", "-L", length, *settings(grpo_settings)],
+             lambda: run_trainer(grpo, tuned, "expert", temperature=1.0, max_tokens=plan.grpo_max_tokens,
+                                 settings=grpo_settings)),
+        evaluation("Evaluate the GRPO model on the same validation instances", f"{tuned}-grpo", after),
         Step("One report with the three stages side by side",
              ["report", "-r", before, after_sft, after, "-o", "report"], report),
     ]
 
 
-def run_demo(out: Path) -> dict:
+def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
     if not EXAMPLES.is_dir():
         raise PlaypenError(f"the demo runs the example trainers in {EXAMPLES}: run it from a clone of the repository")
     start = time.perf_counter()
@@ -102,16 +147,19 @@ def run_demo(out: Path) -> dict:
         shutil.rmtree(out)  # a folder an earlier demo wrote: every run starts from scratch
     out.mkdir(parents=True)
     (out / MARKER).write_text("written by `playpen demo`; the next demo run deletes this folder\n")
+    if model not in PLANS:
+        raise PlaypenError(f"the demo knows no model {model!r}: choose {' or '.join(PLANS)} (--tiny)")
+    plan = PLANS[model]
     previous = Path.cwd()
     os.chdir(out)
     try:
-        todo = steps()
+        todo = steps(plan)
         for number, step in enumerate(todo, start=1):
             print(f"\n[{number}/{len(todo)}] {step.title}\n$ playpen {shlex.join(_short(step.argv))}", flush=True)
             step.call()
-        summary = _summary(time.perf_counter() - start)
+        summary = _summary(plan, time.perf_counter() - start)
         atomic_write_json("summary.json", summary)
-        _plot(summary)
+        _plot(plan, summary)
         _print_table(summary)
         print(f"\nEverything is in {out}: summary.json, demo.png, report/results.html, the episodes, the models.")
         return summary
@@ -127,7 +175,7 @@ def _short(argv: list[str]) -> list[str]:
     return [os.path.relpath(a) if inside and a.startswith(str(root)) else a for a in argv]
 
 
-def _summary(seconds: float) -> dict:
+def _summary(plan: Plan, seconds: float) -> dict:
     """clemscore, % Played and Quality per game of each stage (the model's results with the expert partner)."""
     from playpen.eval.clemscore import clem_table, episode_scores, summary
 
@@ -136,17 +184,18 @@ def _summary(seconds: float) -> dict:
         return {"clemscore": s["clemscore"], "games": {g: {"played": v["played"], "quality": v["quality"]}
                                                        for g, v in s["games"].items()}}
 
-    return {**{stage: side(folder, model) for stage, model, folder in STAGES}, "seconds": round(seconds, 1)}
+    return {"model": plan.model, **{stage: side(folder, model) for stage, model, folder in plan.stages},
+            "seconds": round(seconds, 1)}
 
 
-def _plot(summary: dict) -> None:
+def _plot(plan: Plan, summary: dict) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     games = list(summary["before"]["games"])
-    stages = [stage for stage, _, _ in STAGES]
+    stages = [stage for stage, _, _ in plan.stages]
     width = 0.8 / len(stages)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for ax, metric, label in ((axes[0], "played", "% Played"), (axes[1], "quality", "Quality")):
@@ -157,13 +206,13 @@ def _plot(summary: dict) -> None:
         ax.set_ylim(0, 100)
         ax.set_title(f"{label} per game (validation split)")
         ax.legend()
-    history = json.loads(Path("models/grpo/tiny-sft/training.json").read_text())["log_history"]
+    history = json.loads(Path(f"models/grpo/{plan.sft_name}/training.json").read_text())["log_history"]
     rewards = [(e["step"], e["reward"]) for e in history if "reward" in e]
     axes[2].plot([s for s, _ in rewards], [r for _, r in rewards], marker=".")
     axes[2].set_title("GRPO reward on referencegame (train)")
     axes[2].set_xlabel("step")
     axes[2].set_ylim(min([0.0, *(r for _, r in rewards)]) - 0.05, 1)  # a broken format scores -1
-    fig.suptitle("clemscore " + " -> ".join(f"{summary[stage]['clemscore']}" for stage in stages)
+    fig.suptitle(f"{plan.model}: clemscore " + " -> ".join(f"{summary[stage]['clemscore']}" for stage in stages)
                  + " (before -> SFT -> GRPO; the model as Player 1, the expert as Player 2)")
     fig.tight_layout()
     fig.savefig("demo.png", dpi=110)
@@ -174,7 +223,7 @@ def _print_table(summary: dict) -> None:
     def cell(value) -> str:
         return "   -" if value is None else f"{value:6.1f}"
 
-    stages = [stage for stage, _, _ in STAGES]
+    stages = ("before", "sft", "after")
     print("\n" + f"{'':<16}" + "".join(f"{stage:>22}" for stage in stages))
     print(f"{'':<16}" + f"{'% played':>11}{'quality':>11}" * len(stages))
     for game in summary["before"]["games"]:

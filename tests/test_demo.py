@@ -13,10 +13,11 @@ from playpen.cli import main
 @pytest.mark.slow
 def test_demo_trains_the_tiny_model_into_playing_in_three_stages(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    main(["demo", "-o", "out"])
+    main(["demo", "--tiny", "-o", "out"])
     out = tmp_path / "out"
     summary = json.loads((out / "summary.json").read_text())
     before, sft, after = summary["before"], summary["sft"], summary["after"]
+    assert summary["model"] == "tiny"
     assert set(before["games"]) == set(sft["games"]) == set(after["games"]) == {"referencegame", "taboo"}
     assert all(g["played"] == 0.0 for g in before["games"].values())  # random weights: no valid move
     assert all(g["played"] >= 50.0 for g in sft["games"].values())
@@ -36,7 +37,8 @@ def test_demo_trains_the_tiny_model_into_playing_in_three_stages(tmp_path, monke
     assert "WARNING" not in printed  # the GRPO run did learn (no-learning warning)
 
 
-def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
+@pytest.mark.parametrize("model", ["tiny", "smollm2-135m"])
+def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, model):
     """The demo calls library functions (it does not import the CLI); each call must be the one `playpen <argv>`
     makes, so the commands it prints (and the README's quickstart) do what the demo did."""
     import inspect
@@ -46,10 +48,11 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
     import playpen.eval.clemscore
     import playpen.eval.report
     import playpen.eval.run
+    import playpen.fetch
     import playpen.play
     import playpen.tiny
     import playpen.trainers.runner
-    from playpen.demo import steps
+    from playpen.demo import PLANS, steps
 
     calls: list[tuple[str, dict]] = []
 
@@ -65,6 +68,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
         monkeypatch.setattr(module, name, record)
 
     recorder(playpen.tiny, "create_tiny", Path("models/tiny"))
+    recorder(playpen.fetch, "fetch", Path("models/smollm2-135m"))
     recorder(playpen.eval.run, "evaluate", {"clemscore": 1.0, "val_file": "v", "run_dir": "r", "note": None})
     stats = SimpleNamespace(episodes=0, seconds=1.0, episodes_per_second=0.0, errors=0, skipped=0,
                             problem=lambda: None)
@@ -73,7 +77,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch):
     recorder(playpen.eval.report, "write_report", None)
     monkeypatch.setattr(playpen.eval.clemscore, "headline", lambda table: "clemscore")
     monkeypatch.setattr(playpen.cli, "_quiet_clemcore", lambda: None)
-    for step in steps():
+    for step in steps(PLANS[model]):
         calls.clear()
         step.call()
         main(step.argv)
