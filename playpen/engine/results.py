@@ -18,6 +18,7 @@ left to the game's own tools.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import traceback
 from pathlib import Path
@@ -156,7 +157,27 @@ def episode_state(folder: Path) -> str:
             return INCOMPLETE
         return INCOMPLETE if isinstance(error, dict) and error.get("incomplete") else ABORTED
     run_path = folder.resolve().parents[2]  # <run>/<game>/<experiment>/<episode>
-    return INCOMPLETE if (run_path / "run.json").exists() else COMPLETE
+    return INCOMPLETE if _playpen_run(run_path / "run.json") else COMPLETE
+
+
+def _playpen_run(run_file: Path) -> bool:
+    """Whether a run.json is Playpen's (it notes playpen_version). clemcore writes a run.json too, and its
+    recordings may hold episode folders that never ran (instance.json alone): the official tables leave
+    those out, so they are not Playpen's incomplete episodes."""
+    try:
+        stat = run_file.stat()
+    except OSError:
+        return False
+    return _notes_playpen(str(run_file), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _notes_playpen(path: str, mtime_ns: int, size: int) -> bool:  # keyed by mtime and size: re-read when changed
+    try:
+        run = read_json(Path(path), "run file")
+    except PlaypenError:  # unreadable: as before, a folder below it counts as cut off
+        return True
+    return not isinstance(run, dict) or "playpen_version" in run
 
 
 def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> EpisodeResult:
