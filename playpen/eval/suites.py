@@ -97,6 +97,8 @@ def evaluate_suite(model_name: str, *, suite: str, games: list[str] | None = Non
                               instances=instances, allow_partial=allow_partial,
                               model=None if skip_gameplay else model(), replay_games=False)
         parts["playpen"] = _part_figures(out / "playpen", spec.model_name, validation)
+        if validation.get("note"):
+            parts["playpen"]["statscore_note"] = validation["note"]
     indomain = tagged_games("playschool2026", games)
     static = tagged_games(BENCHMARK_STATIC, games)
     static_note = _static_absent(static, games)
@@ -110,8 +112,9 @@ def evaluate_suite(model_name: str, *, suite: str, games: list[str] | None = Non
         parts["ood"] = play_part(out / "ood", spec.model_name, ood, model, **options)
     row = write_summary(out, spec.model_name, parts)
     problems = [p["problem"] for p in parts.values() if p.get("problem")]
+    notes = [n for n in (parts.get("playpen", {}).get("statscore_note"), static_note) if n]
     return {"run_dir": str(out), "val_file": str(out / f"{spec.model_name.replace('/', '_')}.playschool2026.json"),
-            "note": static_note, "problem": problems[0] if problems else None, **row}
+            "note": "\n".join(notes) or None, "problem": problems[0] if problems else None, **row}
 
 
 def _static_absent(static: list, games: list[str] | None) -> str | None:

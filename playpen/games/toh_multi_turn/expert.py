@@ -33,7 +33,7 @@ def read_board(text: str) -> tuple[list[str], list[list[str]]] | None:
     pegs: list[list[str]] = [[], [], []]
     for line in reversed(lines[:-1]):  # from the bottom up
         for i, ch in enumerate(line):
-            if ch.isspace() or ch in "|=":
+            if ch.isspace() or ch in "|=-_":  # pegs and the fill that draws a disk's width
                 continue
             nearest = min(range(3), key=lambda k: abs(columns[k][0] - i))
             pegs[nearest].append(ch)
