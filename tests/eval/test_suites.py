@@ -4,6 +4,7 @@ resuming, and the report of a whole Playschool run."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -52,13 +53,23 @@ def test_missing_static_benchmarks_are_marked_absent(in_tmp_cwd):
 
 
 @pytest.mark.slow
-def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, capsys):
-    """All three parts, limited to one in-domain game and one OOD game (-g), resumed by a second run."""
+def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, capsys, monkeypatch):
+    """All three parts, limited to one in-domain game and one OOD game (-g), resumed by a second run. lm-eval's
+    statscore has tests of its own (test_statscore.py); here a stand-in reports 12.5, which the row must carry."""
+    import playpen.eval.statscore
+
+    static_runs = []
+
+    def run_static(model, benchmarks=None, **kwargs):
+        static_runs.append(model.name)
+        return {"benchmarks": {"ifeval": 12.5}, "unavailable": {}, "statscore": 12.5, "limit": None}
+
+    monkeypatch.setattr(playpen.eval.statscore, "run_static", run_static)
     run = "ranking"
     options = dict(suite="playschool2026", games=["wordle", "toh_multi_turn"], run_dir=run, max_tokens=8,
                    progress=False)
     result = evaluate(tiny, **options)
-    root = pytest.importorskip("pathlib").Path(run)
+    root = Path(run)
     validation = split_ids("wordle", "validation")
     assert len(list((root / "playpen" / tiny / "wordle").rglob("scores.json"))) == len(validation)
     assert len(list((root / "indomain" / tiny / "wordle").rglob("scores.json"))) == 30  # every instance
@@ -68,6 +79,7 @@ def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, cap
                                          "OOD clemscore"]
     row = summary.set_index("model").loc[tiny]
     assert row["playpen clemscore"] == row["in-domain clemscore"] == row["OOD clemscore"] == 0.0  # random weights
+    assert row["playpen statscore"] == 12.5 and static_runs == [tiny]
     for column in ("playpen: wordle, % Played", "in-domain: wordle, % Played", "OOD: toh_multi_turn, % Played",
                    "OOD: toh_multi_turn, Quality Score"):
         assert row[column] == 0.0, column  # toh: aborted episodes score 0, so its Quality is 0, not NaN
