@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from playpen.data.splits import SPLIT_NAMES, draw_splits, evaluation_only, hashed_split, in_split, split_ids
+from playpen.data.splits import draw_splits, evaluation_only, hashed_split, in_split, split_ids
 from playpen.errors import PlaypenError
 
 FIXTURE_GAMES = Path(__file__).resolve().parents[1] / "fixtures" / "games"
