@@ -43,12 +43,12 @@ def ood_games() -> set[str]:
 def expand_suite_runs(dirs: list[Path]) -> list[Path]:
     """A `--suite playschool2026` run folder stands for its part folders (their episodes must not mix: the
     validation and in-domain parts play the same games on other instances)."""
-    from playpen.eval.suites import PARTS, SUMMARY_FILE
+    from playpen.eval.suites import PARTS, SUITE_FILE
 
     expanded = []
     for d in dirs:
         parts = [d / part for part in PARTS if (d / part).is_dir()]
-        expanded.extend(parts if (d / SUMMARY_FILE).exists() and parts else [d])
+        expanded.extend(parts if (d / SUITE_FILE).exists() and parts else [d])
     return expanded
 
 

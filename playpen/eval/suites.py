@@ -14,7 +14,7 @@ playschool2026: the whole ranking of the shared task, three parts in three folde
   missing the static part is marked absent and the in-domain clemscore covers the games alone;
 - ood/: as `--suite ood`.
 Then one summary row per model: RUN_DIR/summary.csv (every model evaluated into RUN_DIR) and
-RUN_DIR/<model>.playschool2026.json. Every part resumes like any run: the same command again plays only what
+RUN_DIR/<model>.playschool2026.json; RUN_DIR/suite.json marks the folder from the start. Every part resumes like any run: the same command again plays only what
 is missing. `games` (-g) selects games in every part (they are not re-played from scratch).
 """
 
@@ -31,6 +31,7 @@ from playpen.games.common import BENCHMARK_OOD, BENCHMARK_STATIC, VERSION_2026
 
 PARTS = ("playpen", "indomain", "ood")  # the folders of a playschool2026 run
 SUMMARY_FILE = "summary.csv"
+SUITE_FILE = "suite.json"  # marks a playschool2026 run folder from its start (report reads its parts apart)
 PART_LABELS = {"playpen": "playpen", "indomain": "in-domain", "ood": "OOD"}
 
 
@@ -83,6 +84,7 @@ def evaluate_suite(model_name: str, *, suite: str, games: list[str] | None = Non
         return {"run_dir": str(out), "val_file": str(out / f"{spec.model_name.replace('/', '_')}.val.json"),
                 "note": None, "problem": result["problem"], **merged}
 
+    atomic_write_json(out / SUITE_FILE, {"suite": suite, "parts": list(PARTS)})
     parts: dict[str, dict] = {}
     from playpen.eval.run import evaluate
 

@@ -83,6 +83,7 @@ def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, cap
     for column in ("playpen: wordle, % Played", "in-domain: wordle, % Played", "OOD: toh_multi_turn, % Played",
                    "OOD: toh_multi_turn, Quality Score"):
         assert row[column] == 0.0, column  # toh: aborted episodes score 0, so its Quality is 0, not NaN
+    assert json.loads((root / "suite.json").read_text())["suite"] == "playschool2026"  # report reads its parts
     details = json.loads((root / f"{tiny}.playschool2026.json").read_text())
     assert details["summary"]["OOD clemscore"] == result["summary"]["OOD clemscore"] == 0.0
     assert "not selected" in details["parts"]["indomain"]["static"]
