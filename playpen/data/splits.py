@@ -7,11 +7,12 @@ games, which share their targets, share one draw):
 - training games (the Playpen paper's: taboo, the wordle games, referencegame, imagegame, privateshared):
   60% train, 20% validation, 20% test;
 - games kept for generalisation (all others): no train split, 20% validation, 80% test.
-Each split holds at least one instance of every experiment. Games of an evaluation-only suite (tagged
-playschool2026-ood or playschool2026-static, see playpen.games.common; registry.evaluation_only_games) never
-have a train split, whatever splits.json or the hash says: no trainer and no `playpen dataset` default
-takes their episodes. `playpen eval` plays the validation split by
+Each split holds at least one instance of every experiment. `playpen eval` plays the validation split by
 default; trainers read the train split; `playpen dataset` can filter by split.
+
+Games of an evaluation-only suite (tagged playschool2026-ood or playschool2026-static, see
+playpen.games.common; registry.evaluation_only_games) never have a train split, whatever splits.json or the
+hash says: no trainer and no `playpen dataset` default takes their episodes.
 
 A game without a row in splits.json (a user's own game) is split by a stable hash of each instance's
 (experiment, game_id): about 60% train, 20% validation, 20% test. The hash needs nothing but the instance's
