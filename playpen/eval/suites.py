@@ -192,6 +192,9 @@ def summary_row(model_name: str, parts: dict[str, dict]) -> dict:
                  "playpen statscore": parts.get("playpen", {}).get("statscore"),
                  "in-domain clemscore": parts.get("indomain", {}).get("clemscore"),
                  "OOD clemscore": parts.get("ood", {}).get("clemscore")}
+    if "indomain" in parts:  # whether the in-domain clemscore includes the static benchmarks
+        note = parts["indomain"].get("static") or ""
+        row["in-domain static benchmarks"] = "absent" if "ABSENT" in note else "not selected" if note else "played"
     for part in PARTS:
         for game, figures in sorted(parts.get(part, {}).get("games", {}).items()):
             row[f"{PART_LABELS[part]}: {game}, % Played"] = figures["played"]

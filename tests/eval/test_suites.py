@@ -47,8 +47,10 @@ def test_missing_static_benchmarks_are_marked_absent(in_tmp_cwd):
     from playpen.eval.suites import _static_absent, summary_row
 
     assert "ABSENT" in _static_absent([], None) and "not selected" in _static_absent([], ["wordle"])
-    row = summary_row("m", {"ood": {"clemscore": 3.0, "games": {"toh_multi_turn": {"played": 50.0, "quality": 6.0}}}})
-    assert row["OOD clemscore"] == 3.0 and row["in-domain clemscore"] is None
+    row = summary_row("m", {"ood": {"clemscore": 3.0, "games": {"toh_multi_turn": {"played": 50.0, "quality": 6.0}}},
+                            "indomain": {"clemscore": 1.0, "static": _static_absent([], None), "games": {}}})
+    assert row["OOD clemscore"] == 3.0 and row["in-domain clemscore"] == 1.0 and row["playpen clemscore"] is None
+    assert row["in-domain static benchmarks"] == "absent"
     assert row["OOD: toh_multi_turn, Quality Score"] == 6.0
 
 
@@ -80,6 +82,7 @@ def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, cap
     row = summary.set_index("model").loc[tiny]
     assert row["playpen clemscore"] == row["in-domain clemscore"] == row["OOD clemscore"] == 0.0  # random weights
     assert row["playpen statscore"] == 12.5 and static_runs == [tiny]
+    assert row["in-domain static benchmarks"] == "not selected"  # -g: the in-domain score is the games' alone
     for column in ("playpen: wordle, % Played", "in-domain: wordle, % Played", "OOD: toh_multi_turn, % Played",
                    "OOD: toh_multi_turn, Quality Score"):
         assert row[column] == 0.0, column  # toh: aborted episodes score 0, so its Quality is 0, not NaN
