@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from playpen.errors import PlaypenError
-from playpen.files import atomic_write_json, read_json
+from playpen.files import atomic_write_json
 from playpen.games.common import BENCHMARK_OOD, BENCHMARK_STATIC, VERSION_2026
 
 PARTS = ("playpen", "indomain", "ood")  # the folders of a playschool2026 run
@@ -53,7 +53,7 @@ def evaluate_suite(model_name: str, *, suite: str, games: list[str] | None = Non
                    static_include: str | None = None, progress: bool = True, version: str | None = None,
                    instances: str | None = None, allow_partial: bool = False) -> dict:
     """Run the ood or playschool2026 suite (see the module doc); returns what `playpen eval` prints."""
-    from playpen.eval.run import new_run_dir
+    from playpen.eval.run import PARTIAL_KEYS, _merge_val_file, evaluate, new_run_dir, val_file
     from playpen.registry import resolve_model_spec, select_games
 
     if version not in (None, VERSION_2026):
@@ -79,15 +79,14 @@ def evaluate_suite(model_name: str, *, suite: str, games: list[str] | None = Non
                    allow_partial=allow_partial)
     if suite == "ood":
         result = play_part(out, spec.model_name, ood, model, **options)
-        merged = _merge(out / f"{spec.model_name.replace('/', '_')}.val.json",
-                        {"ood_clemscore": result["clemscore"], **_partial(result)})
-        return {"run_dir": str(out), "val_file": str(out / f"{spec.model_name.replace('/', '_')}.val.json"),
-                "note": None, "problem": result["problem"], **merged}
+        partial = {k: result[k] for k in PARTIAL_KEYS if k in result}
+        merged = _merge_val_file(out, spec.model_name, {"ood_clemscore": result["clemscore"], **partial},
+                                 drop=() if partial else PARTIAL_KEYS)
+        return {"run_dir": str(out), "val_file": str(val_file(out, spec.model_name)), "note": None,
+                "problem": result["problem"], **merged}
 
     atomic_write_json(out / SUITE_FILE, {"suite": suite, "parts": list(PARTS)})
     parts: dict[str, dict] = {}
-    from playpen.eval.run import evaluate
-
     indomain_games = [s.game_name for s in select_games(["all"], VERSION_2026)]
     chosen = [g for g in indomain_games if games is None or g in games]
     if chosen:
@@ -170,19 +169,6 @@ def _part_figures(folder: Path, model_name: str, result: dict) -> dict:
     figures["problem"] = result.get("problem")
     figures.update({k: result[k] for k in ("partial", "incomplete", "episodes") if k in result})
     return figures
-
-
-def _partial(result: dict) -> dict:
-    return {k: result[k] for k in ("partial", "incomplete", "episodes") if k in result}
-
-
-def _merge(path: Path, values: dict) -> dict:
-    merged = {**(read_json(path, "val file") if path.exists() else {}), **values}
-    if not values.get("partial"):
-        for key in ("partial", "incomplete", "episodes"):
-            merged.pop(key, None)
-    atomic_write_json(path, merged)
-    return merged
 
 
 def summary_row(model_name: str, parts: dict[str, dict]) -> dict:
