@@ -222,8 +222,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
                       static_tasks=args.static_tasks, static_limit=args.static_limit,
                       static_include=args.static_include, version=args.benchmark, instances=args.instances,
                       allow_partial=args.allow_partial)
-    scores = ", ".join(f"{k} {'-' if result[k] is None else result[k]}"
-                       for k in ("clemscore", "statscore", "lm_eval_score") if k in result)
+    headline = result.get("summary", result)  # the playschool2026 suite: its summary row
+    scores = ", ".join(f"{k} {'-' if headline[k] is None else headline[k]}" for k in (
+        "clemscore", "statscore", "ood_clemscore", "playpen clemscore", "playpen statscore", "in-domain clemscore",
+        "OOD clemscore", "lm_eval_score") if k in headline)
     print(f"{args.model}: {scores}\nwritten: {result['val_file']} and the report in {result['run_dir']}")
     if result["note"]:
         print(result["note"])
@@ -238,11 +240,14 @@ def cmd_eval(args: argparse.Namespace) -> None:
 def cmd_report(args: argparse.Namespace) -> None:
     _quiet_clemcore()
     from playpen.eval.clemscore import headline
-    from playpen.eval.report import write_report
+    from playpen.eval.report import write_report_tables
 
     folders = results_folders(args, "playpen report -r eval-before eval-after -o report")
-    table = write_report(folders, args.out, allow_partial=args.allow_partial)
-    print(headline(table))
+    tables = write_report_tables(folders, args.out, allow_partial=args.allow_partial)
+    for name, table in tables.items():
+        if len(tables) > 1 or name == "ood":
+            print("out-of-domain games (OOD clemscore):" if name == "ood" else "games:")
+        print(headline(table))
     _print_statscores(folders, out=Path(args.out or folders[0]), allow_partial=args.allow_partial)
     print(f"report: {Path(args.out or folders[0]) / 'results.html'} (and report.md)")
 
@@ -364,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="conversational: one chat per episode and player (SFT); preference: DPO pairs")
     add_results_folders(p, "results folders (Playpen, clem 3.x or clembench 2.0 layout)")
     p.add_argument("-o", "--out", required=True, help="the JSONL file to write")
-    p.add_argument("-g", "--game", nargs="+", help="only these games")
+    p.add_argument("-g", "--game", nargs="+", help="only these games (default: every game but the evaluation-only "
+                   "ones, the LM Playschool 2026 out-of-domain games and static benchmarks)")
     p.add_argument("--role", nargs="+", help="only these game roles (e.g. Guesser)")
     p.add_argument("-m", "--model", nargs="+", help="only these models")
     p.add_argument("--outcome", nargs="+", choices=["success", "failure", "aborted"],
@@ -407,10 +413,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="clemscore (games' validation split) and statscore (static benchmarks)")
     p.add_argument("model", nargs="?", help="the model to evaluate (omit with --skip_gameplay -r DIR: all models)")
-    p.add_argument("--suite", choices=["all", "clem", "static", "lm-eval"], default="all",
-                   help="all: clem and static (default); clem: the games (clemscore); static: the five static "
-                        "benchmarks as games (the official statscore); lm-eval: lm-evaluation-harness's own "
-                        "benchmark selection, written as lm_eval_score")
+    p.add_argument("--suite", choices=["all", "clem", "static", "lm-eval", "ood", "playschool2026"], default="all",
+                   help="all: clem and static (default); clem: the games' validation split (clemscore); static: "
+                        "the five static benchmarks as games (the official statscore); lm-eval: "
+                        "lm-evaluation-harness's own benchmark selection, written as lm_eval_score; ood: every "
+                        "instance of the LM Playschool 2026 out-of-domain games; playschool2026: the whole "
+                        "Playschool ranking (all, in-domain games and static benchmarks, ood) and a summary row")
     p.add_argument("-g", "--games", nargs="+", help="only these games (in an existing -r folder: re-play them)")
     p.add_argument("-r", "--run-dir", "--run_dir", dest="run_dir", help="default: playpen-eval/<timestamp>")
     p.add_argument("--skip_gameplay", "--skip-gameplay", dest="skip_gameplay", action="store_true",

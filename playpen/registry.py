@@ -115,11 +115,12 @@ def select_games(selectors: list[str] | str, version: str | None = None) -> list
     """Resolve game names or clem-style selectors to game specs, one per game name.
 
     A name selects that game at `version` (default 2.0; a game with a single version, e.g. dond, at that
-    one); "all" selects every game that has `version` (default 2.0); a dict selector such as
+    one); "all" selects every game that has `version` (default 2.0) but the evaluation-only ones (tagged
+    playschool2026-ood or playschool2026-static: select them by their tag); a dict selector such as
     "{'benchmark':['playschool2026']}" selects the games whose specs match it, at `version` where a game
     matches in several versions.
     """
-    from playpen.games.common import VERSION_2_0, game_version
+    from playpen.games.common import VERSION_2_0, evaluation_only, game_version
 
     check_version(version)
     if isinstance(selectors, str):
@@ -131,8 +132,8 @@ def select_games(selectors: list[str] | str, version: str | None = None) -> list
     selected: dict[str, GameSpec] = {}
     for selector in selectors:
         wanted = _check_selector(selector, registry)
-        if selector == "all":
-            chosen = [s for s in registry if game_version(s) == (version or VERSION_2_0)]
+        if selector == "all":  # the evaluation-only suites (OOD, static) are selected by their tags
+            chosen = [s for s in registry if game_version(s) == (version or VERSION_2_0) and not evaluation_only(s)]
         elif wanted is None:
             if selector not in versions:
                 raise PlaypenError(
@@ -154,6 +155,16 @@ def select_games(selectors: list[str] | str, version: str | None = None) -> list
         for spec in chosen:
             selected.setdefault(spec.game_name, spec)
     return list(selected.values())
+
+
+def evaluation_only_games() -> frozenset[str]:
+    """Names of the games of an evaluation-only suite: the registered games tagged with one
+    (playpen.games.common.EVALUATION_ONLY) in any of their versions, and the official suites' game names.
+    They have no train split and are never in training data by default."""
+    from playpen.games.common import PLAYSCHOOL_2026_OOD, PLAYSCHOOL_2026_STATIC, evaluation_only
+
+    tagged = {spec.game_name for spec in game_registry() if evaluation_only(spec)}
+    return frozenset(tagged | set(PLAYSCHOOL_2026_OOD) | set(PLAYSCHOOL_2026_STATIC))
 
 
 def game_versions() -> dict[str, dict[str, GameSpec]]:

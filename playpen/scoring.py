@@ -13,8 +13,8 @@ from playpen.games.common import VERSION_2_0, VERSION_2026, game_version
 from playpen.registry import check_version, game_versions, load_benchmark, load_instances
 
 # How clemcore's run.json names the game folders of the LM Playschool 2026 games (the official runs played
-# them from the lm-playschool-2026 repositories' clembench_indomain/ folder).
-PLAYSCHOOL_2026_PATHS = ("playschool-2026", "playschool2026", "clembench_indomain")
+# them from the lm-playschool-2026 repositories' clembench_indomain/ and clembench_outofdomain/ folders).
+PLAYSCHOOL_2026_PATHS = ("playschool-2026", "playschool2026", "clembench_indomain", "clembench_outofdomain")
 
 
 def episode_game(interactions_file: Path, interactions: dict) -> str:

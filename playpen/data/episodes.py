@@ -7,7 +7,9 @@
   with different outcomes: the whole dialogue after the first message (level "episode"), and the first
   turn where the two diverge from a shared history (level "turn"; `playpen play --branch N` records episodes
   that share their history up to each branch point).
-Both read clembench 2.0 results (<pair>/<game>/<N>_<exp>/episode_<k>/) and clemcore 3.x results.
+Both read clembench 2.0 results (<pair>/<game>/<N>_<exp>/episode_<k>/) and clemcore 3.x results. Without a
+`games` filter they leave out the games of evaluation-only suites (the LM Playschool 2026 out-of-domain games
+and static benchmarks, playpen.data.splits.evaluation_only): those are never training data unless named.
 """
 
 from __future__ import annotations
@@ -185,6 +187,15 @@ def _keep(value: str, allowed: Iterable[str] | None) -> bool:
     return allowed is None or value in set(allowed)
 
 
+def _keep_game(game: str, games: Iterable[str] | None) -> bool:
+    """A game asked for, or, when none are named, any game but an evaluation-only one."""
+    if games is None:
+        from playpen.data.splits import evaluation_only
+
+        return not evaluation_only(game)
+    return game in set(games)
+
+
 def _in_split(episode: Episode, split: str | None) -> bool:
     from playpen.data.splits import in_split
 
@@ -196,7 +207,7 @@ def conversational(results_dirs: Iterable[str | Path], *, games=None, roles=None
     """One {messages, meta} sample per (episode, model player), filtered by game, role, model, outcome, split."""
     rows = []
     for episode in read_episodes(results_dirs):
-        if not (_keep(episode.game, games) and _keep(episode.outcome, outcomes) and _in_split(episode, split)):
+        if not (_keep_game(episode.game, games) and _keep(episode.outcome, outcomes) and _in_split(episode, split)):
             continue
         for view in episode.players:
             if _keep(view.game_role, roles) and _keep(view.model, models):
@@ -215,7 +226,7 @@ def preference_pairs(results_dirs: Iterable[str | Path], *, games=None, roles=No
     """DPO pairs from episodes of the same instance and role with different outcomes (see module doc)."""
     groups: dict[tuple, list[tuple[Episode, PlayerView]]] = defaultdict(list)
     for episode in read_episodes(results_dirs):
-        if not (_keep(episode.game, games) and _in_split(episode, split)):
+        if not (_keep_game(episode.game, games) and _in_split(episode, split)):
             continue
         for view in episode.players:
             if _keep(view.game_role, roles) and _keep(view.model, models):

@@ -10,6 +10,10 @@ games, which share their targets, share one draw):
 Each split holds at least one instance of every experiment. `playpen eval` plays the validation split by
 default; trainers read the train split; `playpen dataset` can filter by split.
 
+Games of an evaluation-only suite (tagged playschool2026-ood or playschool2026-static, see
+playpen.games.common; registry.evaluation_only_games) never have a train split, whatever splits.json or the
+hash says: no trainer and no `playpen dataset` default takes their episodes.
+
 A game without a row in splits.json (a user's own game) is split by a stable hash of each instance's
 (experiment, game_id): about 60% train, 20% validation, 20% test. The hash needs nothing but the instance's
 ids, so playing, the dataset filter, the SFT data filter and eval agree on it without the game's instances
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from collections.abc import Container
 from functools import lru_cache
@@ -37,9 +42,22 @@ SEED = 2025
 SAME_INSTANCES = {"wordle": "wordle", "wordle_withclue": "wordle", "wordle_withcritic": "wordle"}
 
 
+def evaluation_only(game: str) -> bool:
+    """Whether a game belongs to an evaluation-only suite (no train split, never training data by default)."""
+    return game in _evaluation_only_games(os.getcwd(), os.environ.get("CLEMBENCH_HOME"))
+
+
+@lru_cache(maxsize=8)
+def _evaluation_only_games(cwd: str, clembench_home: str | None) -> frozenset[str]:
+    """Per working directory and $CLEMBENCH_HOME, which decide what the user's game registry holds."""
+    from playpen.registry import evaluation_only_games
+
+    return evaluation_only_games()
+
+
 def draw_splits(game: str, instances: dict) -> dict[str, list[list]]:
     """[experiment, game_id] pairs per split for one game's instances file."""
-    fractions = (0.6, 0.2) if game in TRAINING_GAMES else (0.0, 0.2)
+    fractions = (0.6, 0.2) if game in TRAINING_GAMES and not evaluation_only(game) else (0.0, 0.2)
     splits: dict[str, list[list]] = {name: [] for name in SPLIT_NAMES}
     for position, experiment in enumerate(instances["experiments"]):
         ids = sorted(int(i["game_id"]) for i in experiment["game_instances"])
@@ -97,14 +115,19 @@ def hashed_split(experiment: str, game_id: int) -> str:
 
 class HashedSplit(Container):
     """The (experiment, game_id) pairs of one split of a game without shipped splits: a membership test,
-    since the pairs are not known without the game's instances."""
+    since the pairs are not known without the game's instances. For an evaluation-only game the train share
+    goes to test."""
 
-    def __init__(self, split: str):
+    def __init__(self, split: str, evaluation_only: bool = False):
         self.split = split
+        self.evaluation_only = evaluation_only
 
     def __contains__(self, pair: object) -> bool:
         experiment, game_id = pair  # type: ignore[misc]
-        return hashed_split(experiment, game_id) == self.split
+        split = hashed_split(experiment, game_id)
+        if self.evaluation_only and split == "train":
+            split = "test"
+        return split == self.split
 
 
 def split_ids(game: str, split: str) -> Container[tuple[str, int]] | None:
@@ -113,9 +136,12 @@ def split_ids(game: str, split: str) -> Container[tuple[str, int]] | None:
     check_split(split)
     if split == "all":
         return None
+    held_out = evaluation_only(game)
+    if held_out and split == "train":
+        return set()
     entry = _table().get(game)
     if entry is None:
-        return HashedSplit(split)
+        return HashedSplit(split, held_out)
     return {(experiment, int(game_id)) for experiment, game_id in entry[split]}
 
 

@@ -18,6 +18,7 @@ left to the game's own tools.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import traceback
 from pathlib import Path
@@ -160,14 +161,23 @@ def episode_state(folder: Path) -> str:
 
 
 def _playpen_run(run_file: Path) -> bool:
-    """Whether a run.json is Playpen's (clemcore writes one too, e.g. in the official runs' folders, whose
-    episodes have no completed.json and are complete all the same)."""
-    if not run_file.exists():
-        return False
+    """Whether a run.json is Playpen's (it notes playpen_version). clemcore writes a run.json too, and its
+    recordings may hold episode folders that never ran (instance.json alone): the official tables leave
+    those out, so they are not Playpen's incomplete episodes."""
     try:
-        return "playpen_version" in read_json(run_file, "run file")
-    except (PlaypenError, TypeError):
-        return True  # unreadable: treated as Playpen's, so its episodes are played again rather than trusted
+        stat = run_file.stat()
+    except OSError:
+        return False
+    return _notes_playpen(str(run_file), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _notes_playpen(path: str, mtime_ns: int, size: int) -> bool:  # keyed by mtime and size: re-read when changed
+    try:
+        run = read_json(Path(path), "run file")
+    except PlaypenError:  # unreadable: as before, a folder below it counts as cut off
+        return True
+    return not isinstance(run, dict) or "playpen_version" in run
 
 
 def finish_episode(session: EpisodeSession, writer: ResultsWriter | None) -> EpisodeResult:

@@ -1,6 +1,12 @@
 """`playpen report DIR...`: the clem table of every model found in one or more results folders, as a page
 (results.html) and markdown (report.md) with a per-game bar chart and a % Played vs Quality plot, so that a
-base model and its fine-tuned versions sit side by side."""
+base model and its fine-tuned versions sit side by side.
+
+Episodes of the LM Playschool 2026 out-of-domain games get a table of their own beside the others, with its
+own clemscore (the OOD clemscore: the same aggregation over the OOD games only): ood-results.csv, or
+results.csv where a folder holds nothing else (an `eval --suite ood` run, a recorded OOD evaluation). A
+`--suite playschool2026` run folder is read as its three parts (playpen/, indomain/, ood/), each model
+labelled with its part."""
 
 from __future__ import annotations
 
@@ -20,6 +26,32 @@ from playpen.eval.clemscore import (
 )
 
 
+def ood_games() -> set[str]:
+    """Names of the out-of-domain games: the official suite's and any registered game tagged with it."""
+    from playpen.games.common import BENCHMARK_OOD, PLAYSCHOOL_2026_OOD, benchmark_tags
+
+    names = set(PLAYSCHOOL_2026_OOD)
+    try:
+        from playpen.registry import game_registry
+
+        names |= {s.game_name for s in game_registry() if BENCHMARK_OOD in benchmark_tags(s)}
+    except PlaypenError:  # a broken user registry: the official names still hold
+        pass
+    return names
+
+
+def expand_suite_runs(dirs: list[Path]) -> list[Path]:
+    """A `--suite playschool2026` run folder stands for its part folders (their episodes must not mix: the
+    validation and in-domain parts play the same games on other instances)."""
+    from playpen.eval.suites import PARTS, SUITE_FILE
+
+    expanded = []
+    for d in dirs:
+        parts = [d / part for part in PARTS if (d / part).is_dir()]
+        expanded.extend(parts if (d / SUITE_FILE).exists() and parts else [d])
+    return expanded
+
+
 def _games(table: pd.DataFrame) -> list[str]:
     return sorted({c.split(", ")[0] for c in table.columns} - {"-", "all"})
 
@@ -35,7 +67,7 @@ def load_runs(dirs: list[str | Path]) -> pd.DataFrame:
     return scores.drop(columns="folder")
 
 
-def plot(table: pd.DataFrame, out_dir: Path) -> list[str]:
+def plot(table: pd.DataFrame, out_dir: Path, prefix: str = "") -> list[str]:
     """Two figures: Quality and % Played per game and model; % Played vs Quality per model and game."""
     import matplotlib
 
@@ -56,7 +88,7 @@ def plot(table: pd.DataFrame, out_dir: Path) -> list[str]:
     axes[0].legend(fontsize=8)
     axes[0].set_title("Per game")
     fig.tight_layout()
-    fig.savefig(out_dir / "per_game.png", dpi=110)
+    fig.savefig(out_dir / f"{prefix}per_game.png", dpi=110)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 5))
@@ -75,9 +107,9 @@ def plot(table: pd.DataFrame, out_dir: Path) -> list[str]:
     ax.set_title("% Played vs Quality (dots: games, stars: averages)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out_dir / "played_vs_quality.png", dpi=110)
+    fig.savefig(out_dir / f"{prefix}played_vs_quality.png", dpi=110)
     plt.close(fig)
-    return ["per_game.png", "played_vs_quality.png"]
+    return [f"{prefix}per_game.png", f"{prefix}played_vs_quality.png"]
 
 
 def _markdown_table(table: pd.DataFrame, crashed: pd.DataFrame) -> str:
@@ -117,41 +149,74 @@ def check_complete(incomplete: pd.DataFrame, allow_partial: bool, extra: int = 0
 
 def write_report(dirs: list[str | Path], out_dir: str | Path | None = None, allow_partial: bool = False,
                  missing: int = 0) -> pd.DataFrame:
+    """Aggregate the folders and write the report (see write_report_tables); returns the clem table, or the
+    OOD table where the folders hold only out-of-domain games."""
+    return next(iter(write_report_tables(dirs, out_dir, allow_partial, missing).values()))
+
+
+def write_report_tables(dirs: list[str | Path], out_dir: str | Path | None = None, allow_partial: bool = False,
+                        missing: int = 0) -> dict[str, pd.DataFrame]:
     """Aggregate the folders, write results.csv/raw.csv/results.html/report.md and the plots into out_dir
-    (default: the only folder given); returns the clem table. With incomplete episodes in the folders (or
-    `missing` ones the caller knows were never played) it writes nothing and raises, unless `allow_partial`:
-    then the outputs say the score is partial (a note, and an `incomplete` column in results.csv)."""
+    (default: the only folder given); returns the tables: "clem" (the games) and "ood" (the out-of-domain
+    games, written as ood-results.csv beside a clem table, else as results.csv), whichever have episodes.
+    With incomplete episodes in the folders (or `missing` ones the caller knows were never played) it writes
+    nothing and raises, unless `allow_partial`: then the outputs say the score is partial (a note, and an
+    `incomplete` column in results.csv)."""
     dirs = [Path(d) for d in dirs]
     for d in dirs:
         if not d.is_dir():
             raise PlaypenError(f"results folder not found: {d}")
     out = Path(out_dir) if out_dir else dirs[0]
+    dirs = expand_suite_runs(dirs)
     if out.exists() and not out.is_dir():
         raise PlaypenError(f"report folder {out} is a file: give a folder with -o")
     incomplete = pd.concat([incomplete_episodes(d) for d in dirs], ignore_index=True)
     n_incomplete = check_complete(incomplete, allow_partial, missing)
     out.mkdir(parents=True, exist_ok=True)
     scores = load_runs(dirs)
-    table = clem_table(scores, out_dir=out)
-    if n_incomplete:  # marked in the table itself, so that no copy of results.csv passes for a full score
-        per_model = incomplete.groupby("model")["incomplete"].sum() if not incomplete.empty else pd.Series(dtype=int)
-        table["-, incomplete episodes"] = [int(per_model.get(m, 0)) for m in table.index]
-        table.to_csv(out / "results.csv")
+    is_ood = scores["game"].isin(ood_games()) if not scores.empty else pd.Series(dtype=bool)
+    parts = {"clem": scores[~is_ood], "ood": scores[is_ood]} if is_ood.any() else {"clem": scores}
+    if is_ood.all() and not scores.empty:
+        parts = {"ood": scores}
+    tables: dict[str, pd.DataFrame] = {}
+    for name, part in parts.items():
+        if part.empty:
+            continue
+        first = not tables
+        table = clem_table(part, out_dir=out if first else None)
+        if not first:
+            table.to_csv(out / "ood-results.csv")
+        if n_incomplete:  # marked in the table itself, so that no copy of results.csv passes for a full score
+            per_model = incomplete.groupby("model")["incomplete"].sum() if not incomplete.empty else pd.Series(
+                dtype=int)
+            table["-, incomplete episodes"] = [int(per_model.get(m, 0)) for m in table.index]
+            table.to_csv(out / ("results.csv" if first else "ood-results.csv"))
+        tables[name] = table
+    if not tables:
+        clem_table(scores, out_dir=out)  # says that no scores were found
     crashed = pd.concat([crashed_episodes(d) for d in dirs], ignore_index=True) if dirs else pd.DataFrame()
-    images = plot(table, out)
     n_crashed = int(crashed["crashed"].sum()) if not crashed.empty else 0
     note = (f"{n_crashed} episode(s) crashed instead of ending; they count as not played."
             if n_crashed else "No episode crashed.")
     if n_incomplete:
         note = f"PARTIAL SCORE: {incomplete_note(n_incomplete)}. {note}"
-    markdown = "\n\n".join([
-        "# Playpen report", f"Folders: {', '.join(str(d) for d in dirs)}", note,
-        "clemscore = average % Played / 100 x average Quality Score (per-game cells: % Played / Quality).",
-        _markdown_table(table, crashed), *[f"![{name}]({name})" for name in images]])
-    (out / "report.md").write_text(markdown + "\n", encoding="utf-8")
+    markdown = ["# Playpen report", f"Folders: {', '.join(str(d) for d in dirs)}", note,
+                "clemscore = average % Played / 100 x average Quality Score (per-game cells: % Played / Quality)."]
     page = [f"<h1>Playpen report</h1><p>Folders: {html.escape(', '.join(str(d) for d in dirs))}</p>",
-            f"<p>{html.escape(note)}</p>", table.to_html(float_format=lambda v: f"{v:.2f}", na_rep="-"),
-            *[f'<p><img src="{name}" alt="{name}"></p>' for name in images]]
+            f"<p>{html.escape(note)}</p>"]
+    for name, table in tables.items():
+        images = plot(table, out, "" if name == next(iter(tables)) else "ood_")
+        if name == "ood":
+            title = "Out-of-domain games (LM Playschool 2026): the OOD clemscore"
+            markdown.append(f"## {title}")
+            page.append(f"<h2>{html.escape(title)}</h2>")
+        elif "ood" in tables:
+            markdown.append("## Games")
+            page.append("<h2>Games</h2>")
+        markdown += [_markdown_table(table, crashed), *[f"![{image}]({image})" for image in images]]
+        page += [table.to_html(float_format=lambda v: f"{v:.2f}", na_rep="-"),
+                 *[f'<p><img src="{image}" alt="{image}"></p>' for image in images]]
+    (out / "report.md").write_text("\n\n".join(markdown) + "\n", encoding="utf-8")
     (out / "results.html").write_text("<html><head><meta charset='utf-8'><title>Playpen report</title></head><body>"
                                       + "\n".join(page) + "</body></html>\n", encoding="utf-8")
-    return table
+    return tables

@@ -31,7 +31,9 @@ from playpen.errors import PlaypenError
 from playpen.eval.official import ROWS_FILE, Ids, official_ids, write_rows
 from playpen.files import atomic_write_json, read_json
 
-SUITES = ("all", "clem", "static", "lm-eval")  # all = clem + static
+# all: clem (the games' validation split) + static (the static benchmarks: statscore); lm-eval: lm-eval's own
+# measure; ood and playschool2026: the LM Playschool 2026 suites (playpen.eval.suites)
+SUITES = ("all", "clem", "static", "lm-eval", "ood", "playschool2026")
 LM_EVAL_KEY = "lm_eval_score"  # <model>.val.json: lm-eval's measure, beside (never as) statscore
 PARTIAL_KEYS = ("partial", "incomplete", "episodes")  # in <model>.val.json only while its clemscore is partial
 
@@ -44,47 +46,46 @@ def evaluate(model_name: str, *, suite: str = "all", games: list[str] | None = N
              skip_gameplay: bool = False, split: str = "validation", temperature: float = 0.0,
              max_tokens: int = 300, batch_size: int = 16, concurrency: int = 32, static_tasks: list[str] | None = None,
              static_limit: int | None = None, static_include: str | None = None, progress: bool = True,
-             version: str | None = None, instances: str | None = None, allow_partial: bool = False) -> dict:
+             version: str | None = None, instances: str | None = None, allow_partial: bool = False,
+             model=None, replay_games: bool = True) -> dict:
     """Run the evaluation (the games at benchmark `version`, default 2.0; the validation instances from
     `instances`, a local copy of the official ones, else the hub, else Playpen's split); returns what was
     written to <model>.val.json, the run folder, a note on the static suite and `problem`: one line on
     episodes that raised, if any. Incomplete episodes (a model call failed) stop it before a clemscore is
-    written, unless `allow_partial` (then val.json says partial: true)."""
+    written, unless `allow_partial` (then val.json says partial: true). `model`: one already loaded (the
+    playschool2026 suite shares one across its parts); `replay_games` False: `games` only selects, the
+    episodes already played are kept."""
     if suite not in SUITES:
         raise PlaypenError(f"unknown suite {suite!r}: choose {', '.join(SUITES)}")
+    if suite in ("ood", "playschool2026"):
+        from playpen.eval.suites import evaluate_suite
+
+        return evaluate_suite(model_name, suite=suite, games=games, run_dir=run_dir, skip_gameplay=skip_gameplay,
+                              split=split, temperature=temperature, max_tokens=max_tokens, batch_size=batch_size,
+                              concurrency=concurrency, static_tasks=static_tasks, static_limit=static_limit,
+                              static_include=static_include, progress=progress, version=version,
+                              instances=instances, allow_partial=allow_partial)
     spec = _model_for(model_name, skip_gameplay)
     _check_request(games, split, static_tasks, static_include, version)
     official = None
     if suite in ("clem", "all") and not skip_gameplay:
         official = validation_ids(split, instances)
-    out = Path(run_dir) if run_dir else Path("playpen-eval") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    if skip_gameplay and not out.is_dir():
-        raise PlaypenError(f"run folder not found: {out} (--skip_gameplay re-uses an existing folder: give it with -r)")
-    out.mkdir(parents=True, exist_ok=True)
+    out = new_run_dir(run_dir, skip_gameplay)
     values: dict = {}
-    model = None
     problem = None
     if suite in ("clem", "all"):
         tasks: list = []
         if not skip_gameplay:
             tasks = eval_tasks(games, split, version, official)
-            model = _load(spec, temperature, max_tokens)
-            problem = _play(model, out, tasks, games, batch_size, concurrency, progress).problem()
+            model = model or _load(spec, temperature, max_tokens)
+            problem = _play(model, out, tasks, games if replay_games else None, batch_size, concurrency,
+                            progress).problem()
             if official is not None:
                 write_rows(out / ROWS_FILE, official)
-        from playpen.eval.clemscore import incomplete_episodes, summary
-        from playpen.eval.report import write_report
+        table, partial = score_folder(out, spec.model_name, tasks, allow_partial)
+        from playpen.eval.clemscore import summary
 
-        # episodes of a played game without a folder (a run killed before it reached them) are missing too
-        episodes = ResultsWriter(out, spec.model_name, {})
-        missing = sum((episodes.run_path / t.game_name).is_dir()
-                      and not (episodes.episode_path(t) / "instance.json").exists() for t in tasks)
-        table = write_report([out], allow_partial=allow_partial, missing=missing)
         values["clemscore"] = summary(table, spec.model_name)["clemscore"]
-        incomplete = incomplete_episodes(out)
-        incomplete = int(incomplete.loc[incomplete["model"] == spec.model_name, "incomplete"].sum()) + missing
-        total = len(tasks) or len(list(episodes.run_path.glob("*/*/*/instance.json")))
-        partial = {"partial": True, "incomplete": incomplete, "episodes": total} if incomplete else {}
         merged = _merge_val_file(out, spec.model_name, {**values, **partial}, drop=() if partial else PARTIAL_KEYS)
     note = None
     if suite in ("static", "all"):
@@ -149,6 +150,32 @@ def _model_for(model_name: str, skip_gameplay: bool):
         from clemcore.backends import ModelSpec
 
         return ModelSpec(model_name=model_name)
+
+
+def new_run_dir(run_dir: str | None, skip_gameplay: bool) -> Path:
+    """The run folder (default playpen-eval/<time>), created; --skip_gameplay needs an existing one."""
+    out = Path(run_dir) if run_dir else Path("playpen-eval") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    if skip_gameplay and not out.is_dir():
+        raise PlaypenError(f"run folder not found: {out} (--skip_gameplay re-uses an existing folder: give it with -r)")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def score_folder(out: Path, model_name: str, tasks: list, allow_partial: bool):
+    """The report of a run folder (written there) and, while episodes are incomplete (allowed only with
+    `allow_partial`), {"partial": True, "incomplete": n, "episodes": total} for the model's val.json.
+    Episodes of a played game without a folder (a run killed before it reached them) are missing too."""
+    from playpen.eval.clemscore import incomplete_episodes
+    from playpen.eval.report import write_report
+
+    episodes = ResultsWriter(out, model_name, {})
+    missing = sum((episodes.run_path / t.game_name).is_dir()
+                  and not (episodes.episode_path(t) / "instance.json").exists() for t in tasks)
+    table = write_report([out], allow_partial=allow_partial, missing=missing)
+    incomplete = incomplete_episodes(out)
+    incomplete = int(incomplete.loc[incomplete["model"] == model_name, "incomplete"].sum()) + missing
+    total = len(tasks) or len(list(episodes.run_path.glob("*/*/*/instance.json")))
+    return table, ({"partial": True, "incomplete": incomplete, "episodes": total} if incomplete else {})
 
 
 def _check_request(games: list[str] | None, split: str, static_tasks: list[str] | None,

@@ -291,16 +291,20 @@ def test_episode_state_tells_complete_aborted_and_incomplete_apart(tmp_path):
         return folder
 
     (tmp_path / "playpen" / "model").mkdir(parents=True)
-    (tmp_path / "playpen" / "model" / "run.json").write_text('{"playpen_version": "0.1.0"}')
-    (tmp_path / "clemcore" / "model").mkdir(parents=True)  # clemcore writes a run.json of its own
-    (tmp_path / "clemcore" / "model" / "run.json").write_text('{"clem_version": "3.7.2"}')
+    (tmp_path / "playpen" / "model" / "run.json").write_text(json.dumps({"playpen_version": "0"}))
     scores = ("scores.json", {"episode scores": {}})
     assert episode_state(episode("playpen", "a", scores, ("completed.json", {}))) == "complete"
     assert episode_state(episode("playpen", "b", scores, ("error.json", {"message": "x"}))) == "aborted"
     assert episode_state(episode("playpen", "c", ("error.json", {"incomplete": True}))) == "incomplete"
     assert episode_state(episode("playpen", "d", scores)) == "incomplete"  # killed before completed.json
     assert episode_state(episode("clembench", "e", scores)) == "complete"  # other tools write no completed.json
-    assert episode_state(episode("clemcore", "f", scores)) == "complete"
+    # clemcore writes a run.json of its own; its recordings may hold folders of episodes that never ran
+    # (instance.json alone), which the official tables leave out: not incomplete episodes of Playpen's
+    (tmp_path / "clemcore" / "model").mkdir(parents=True)
+    (tmp_path / "clemcore" / "model" / "run.json").write_text(json.dumps({"clem_version": "3.7.2"}))
+    assert episode_state(episode("clemcore", "f", ("instance.json", {"game_id": 0}))) == "complete"
+    assert episode_state(episode("playpen", "g", ("instance.json", {"game_id": 0}))) == "incomplete"
+    assert episode_state(episode("clemcore", "h", scores)) == "complete"
 
 
 class SlowBatchModel(BatchModel):

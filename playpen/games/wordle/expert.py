@@ -56,7 +56,7 @@ def _code(colours: list[str]) -> int:
     return code
 
 
-def read_history(messages: list[dict]) -> tuple[list[tuple[str, list[str]]], set[str]]:
+def read_history(messages: list[dict], scheme: str = "standard") -> tuple[list[tuple[str, list[str]]], set[str]]:
     """(guess, colours) pairs the game reported, and words it rejected, from the Guesser's dialogue.
 
     The first message holds the instructions (and an example feedback line), so it is skipped.
@@ -65,7 +65,7 @@ def read_history(messages: list[dict]) -> tuple[list[tuple[str, list[str]]], set
     for previous, message in zip(messages[1:], messages[2:]):
         if message["role"] != "user" or previous["role"] != "assistant":
             continue
-        feedback = rules.parse_feedback(message["content"])
+        feedback = rules.parse_feedback(message["content"], scheme)
         if feedback is not None:
             history.append(feedback)
         elif _AGREEMENT_LINE.search(message["content"]) is None:  # neither feedback nor critic: rejected
@@ -117,24 +117,25 @@ def _opening_guess() -> str:
     return solve([])[0]
 
 
-def _describe(history: list[tuple[str, list[str]]]) -> str:
-    return "; ".join(rules.format_feedback(g, c) for g, c in history)
+def _describe(history: list[tuple[str, list[str]]], scheme: str) -> str:
+    return "; ".join(rules.format_feedback(g, c, scheme) for g, c in history)
 
 
-def guesser_response(messages: list[dict]) -> str:
-    history, rejected = read_history(messages)
+def guesser_response(messages: list[dict], scheme: str = "standard") -> str:
+    """The Guesser's answer; `scheme` names the colours as the game's prompt explains them."""
+    history, rejected = read_history(messages, scheme)
     if not history and not rejected:
         guess, remaining = _opening_guess(), len(_vocabulary()[0])
         reason = f"no feedback yet, so I open with '{guess}', whose letters split the word list best."
     else:
         guess, remaining = solve(history, rejected)
-        seen = f"the colours so far ({_describe(history)})" if history else "the words rejected so far"
+        seen = f"the colours so far ({_describe(history, scheme)})" if history else "the words rejected so far"
         fit = "1 word fits" if remaining == 1 else f"{remaining} words fit"
         reason = f"{fit} {seen}; '{guess}' narrows them down best."
     return f"explanation: {reason}\nguess: {guess}"
 
 
-def critic_response(messages: list[dict]) -> str:
+def critic_response(messages: list[dict], scheme: str = "standard") -> str:
     """Agree when the proposal is a word of the list that fits every colour reported in the explanation."""
     content = messages[-1]["content"]
     guesses = _GUESS_LINE.findall(content)
@@ -142,12 +143,13 @@ def critic_response(messages: list[dict]) -> str:
     reported = []
     for line in content.split("\n"):
         if line.lower().startswith("explanation:"):
-            reported = re.findall(r"((?:[a-z]<(?:green|yellow|red)>\s*){5})", line)
+            names = "|".join(rules.SCHEMES[scheme].values())
+            reported = re.findall(rf"((?:[a-z]<(?:{names})>\s*){{5}})", line)
     if guess not in rules.allowed_words():
         return f"explanation: '{guess}' is not a five-letter word I know.\nagreement: no"
     for chunk in reported:
-        feedback = rules.parse_feedback(chunk)
+        feedback = rules.parse_feedback(chunk, scheme)
         if feedback and rules.letter_feedback(feedback[0], guess) != feedback[1]:
             return (f"explanation: '{guess}' does not fit the colours of '{feedback[0]}' "
-                    f"({rules.format_feedback(*feedback)}).\nagreement: no")
+                    f"({rules.format_feedback(*feedback, scheme)}).\nagreement: no")
     return f"explanation: '{guess}' is a valid word and fits all the colours you reported.\nagreement: yes"

@@ -1,11 +1,17 @@
-"""Build the wordle word list and the instances of the three wordle games.
+"""Build the wordle word list and the instances of the three wordle games and the three wordle-crazy games.
 
     python -m playpen.games.wordle.instancegenerator [--words] [--seed N]
+    python -m playpen.games.wordle.instancegenerator --crazy-targets-from RECORDED_RUN
 
 --words rebuilds resources/words.tsv (needs the `generate` extra: wordfreq and english-words): every
 five-letter word of the web2 and GCIDE dictionaries or with a wordfreq Zipf frequency >= 2.5.
 The instances take 10 high-frequency (Zipf >= 4.5) and 20 medium-frequency (2.5 <= Zipf < 4.5) targets
 from the words Playpen has clues for (resources/clues.json); the three games share the same targets.
+
+The wordle-crazy games (LM Playschool 2026 out-of-domain) play the official targets: the 10 high- and 20
+medium-frequency words with their crossword clues listed in resources/crazy_targets.json, which
+--crazy-targets-from rebuilds from a recorded official run (its instance.json files). Their word list is
+resources/en/crazy_allowed_words.txt, the 12,953 words the official runs allowed.
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ VARIANTS = {  # game -> (instances file, experiment name suffix, guesser prompt)
     "wordle_withcritic": ("instances_withcritic.json", "clue_with_critic", "guesser_withcritic"),
 }
 EXPERIMENTS = (("high_frequency", 10), ("medium_frequency", 20))
+CRAZY_VARIANTS = {
+    "wordle-crazy": ("instances_crazy.json", "no_clue_no_critic", "crazy_guesser"),
+    "wordle-crazy_withclue": ("instances_crazy_withclue.json", "clue_no_critic", "crazy_guesser_withclue"),
+    "wordle-crazy_withcritic": ("instances_crazy_withcritic.json", "clue_with_critic", "crazy_guesser_withcritic"),
+}
+CRAZY_TARGETS = rules.GAME_DIR / "resources" / "crazy_targets.json"
 
 
 def build_word_list(path: Path = rules.GAME_DIR / "resources" / "words.tsv") -> int:
@@ -71,6 +83,19 @@ def pick_targets(seed: int) -> dict[str, list[tuple[str, str]]]:
     return {band: rng.sample(pairs, n) for (band, n), pairs in zip(EXPERIMENTS, bands.values())}
 
 
+def crazy_targets_from(recorded_run: Path) -> dict[str, list[tuple[str, str]]]:
+    """(target, clue) pairs per frequency band, in game_id order, from a recorded wordle-crazy run."""
+    bands: dict[str, list[tuple[int, str, str]]] = {band: [] for band, _ in EXPERIMENTS}
+    for path in sorted(Path(recorded_run).glob("wordle-crazy/*/instance_*/instance.json")):
+        instance = json.loads(path.read_text(encoding="utf-8"))
+        bands[instance["target_word_difficulty"]].append(
+            (int(instance["game_id"]), instance["target_word"], instance["target_word_clue"]))
+    for (band, n), found in zip(EXPERIMENTS, bands.values()):
+        if len(found) != n:
+            raise SystemExit(f"{recorded_run}: expected {n} {band} wordle-crazy instances, found {len(found)}")
+    return {band: [(word, clue) for _, word, clue in sorted(found)] for band, found in bands.items()}
+
+
 class WordleInstanceGenerator(GameInstanceGenerator):
     def __init__(self, game_name: str, targets: dict[str, list[tuple[str, str]]]):
         super().__init__(str(rules.GAME_DIR))
@@ -78,7 +103,7 @@ class WordleInstanceGenerator(GameInstanceGenerator):
         self.targets = targets
 
     def on_generate(self, seed: int, **kwargs):
-        _, suffix, prompt_name = VARIANTS[self.game_name]
+        _, suffix, prompt_name = {**VARIANTS, **CRAZY_VARIANTS}[self.game_name]
         keywords = json.loads(self.load_file("resources/en/keywords.json"))
         for band, _ in EXPERIMENTS:
             experiment = self.add_experiment(f"{band}_words_{suffix}")
@@ -88,8 +113,8 @@ class WordleInstanceGenerator(GameInstanceGenerator):
                 "max_retry_per_error": {"NOT_VALID_WORD_FOR_GAME": 5},
                 "max_word_length": 5,
             }
-            experiment["use_clue"] = self.game_name != "wordle"
-            experiment["use_critic"] = self.game_name == "wordle_withcritic"
+            experiment["use_clue"] = rules.variant(self.game_name) != "wordle"
+            experiment["use_critic"] = rules.variant(self.game_name) == "wordle_withcritic"
             experiment["guesser_prompt"] = self.load_template(f"resources/en/{prompt_name}").strip()
             critic = self.load_template("resources/en/critic").strip() if experiment["use_critic"] else ""
             experiment["guesser_critic_prompt"] = critic
@@ -112,13 +137,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--words", action="store_true", help="rebuild resources/words.tsv first")
     parser.add_argument("--seed", type=int, default=2025)
+    parser.add_argument("--crazy-targets-from", type=Path, metavar="RECORDED_RUN",
+                        help="rebuild resources/crazy_targets.json from a recorded official run first")
     args = parser.parse_args()
+    if args.crazy_targets_from:
+        pairs = crazy_targets_from(args.crazy_targets_from)
+        bands = (f' "{band}": [\n' + ",\n".join(f"  {json.dumps(list(pair))}" for pair in found) + "\n ]"
+                 for band, found in pairs.items())
+        CRAZY_TARGETS.write_text("{\n" + ",\n".join(bands) + "\n}\n", encoding="utf-8")  # a pair per line
     if args.words:
         print(f"words.tsv: {build_word_list()} words")
         rules.word_table.cache_clear()
     targets = pick_targets(args.seed)
     for game_name, (filename, _, _) in VARIANTS.items():
         path = WordleInstanceGenerator(game_name, targets).generate(filename, seed=args.seed)
+        print(f"{game_name}: {path}")
+    crazy = {band: [tuple(pair) for pair in pairs]
+             for band, pairs in json.loads(CRAZY_TARGETS.read_text(encoding="utf-8")).items()}
+    for game_name, (filename, _, _) in CRAZY_VARIANTS.items():
+        path = WordleInstanceGenerator(game_name, crazy).generate(filename, seed=args.seed)
         print(f"{game_name}: {path}")
 
 

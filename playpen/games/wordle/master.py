@@ -1,4 +1,5 @@
-"""Wordle, wordle_withclue and wordle_withcritic (clembench 2.0 rules, GAMES.md section 2).
+"""Wordle, wordle_withclue and wordle_withcritic (clembench 2.0 rules, GAMES.md section 2), and the LM
+Playschool 2026 out-of-domain variants wordle-crazy, wordle-crazy_withclue and wordle-crazy_withcritic.
 
 The Guesser has six rounds to find a five-letter word from colour feedback. The clue variants add a
 crossword clue; the critic variant adds a Critic who agrees or disagrees with each proposal before the
@@ -8,10 +9,15 @@ Playpen's instance files and the official clembench 2.0 files (with their own wo
 LM Playschool 2026 version: a relaxed response format (see rules.parse_tagged_response): the explanation
 may run over several lines and its tag may be in any case. The repeated guesses are logged as one score,
 "Guess Repetitions" (2.0: "repeats guess" and "total guess repetitions").
+
+wordle-crazy* (GAMES-OOD.md section 8): the 2026 rules of their plain counterparts, with the colours under
+other names (yellow: right place, black: elsewhere, purple: absent; rules.SCHEMES) and the speed table as
+Main Score in all three. Their experiments carry the official 12,953-word list.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 from clemcore.backends import Model
@@ -42,23 +48,33 @@ class WordleGameMaster(DialogueGameMaster):
         config = exp.get("common_config", {})
         self.max_rounds: int = config.get("n_turns", MAX_ROUNDS)
         self.max_reprompts: int = config.get("max_retry_per_error", {}).get("NOT_VALID_WORD_FOR_GAME", MAX_REPROMPTS)
-        # 2.0 instance files carry their own word list; Playpen's files use the packaged one.
+        # 2.0 and official out-of-domain instance files carry their own word list; Playpen's files use the
+        # packaged one of the game (wordle-crazy: the official list).
         official = self.words.get("official_words_list")
-        self.vocabulary = frozenset(official) if official else rules.allowed_words()
+        if official:
+            self.vocabulary = frozenset(official)
+        elif rules.colour_scheme(self.game_spec.game_name) == "crazy":
+            self.vocabulary = frozenset(rules.crazy_words())
+        else:
+            self.vocabulary = rules.allowed_words()
         self.target: str = instance["target_word"].strip().lower()
         self.clue: str = str(instance.get("target_word_clue", "")).strip()
-        self.use_clue = self.game_spec.game_name in ("wordle_withclue", "wordle_withcritic")
-        self.use_critic = self.game_spec.game_name == "wordle_withcritic"
+        rules_variant = rules.variant(self.game_spec.game_name)
+        self.use_clue = rules_variant in ("wordle_withclue", "wordle_withcritic")
+        self.use_critic = rules_variant == "wordle_withcritic"
         self.version = game_version(self.game_spec)
+        self.scheme = rules.colour_scheme(self.game_spec.game_name)
 
-        self.guesser = ExpertPlayer(self.player_models[0], "Guesser", expert.guesser_response)
+        self.guesser = ExpertPlayer(self.player_models[0], "Guesser",
+                                    functools.partial(expert.guesser_response, scheme=self.scheme))
         if self.use_clue:
             self.add_player(self.guesser, initial_prompt=exp["guesser_prompt"],
                             initial_context=f"{self.words['clue_lang']} {self.clue}")
         else:
             self.add_player(self.guesser, initial_context=exp["guesser_prompt"])
         if self.use_critic:
-            self.critic = ExpertPlayer(self.player_models[1], "Critic", expert.critic_response)
+            self.critic = ExpertPlayer(self.player_models[1], "Critic",
+                                       functools.partial(expert.critic_response, scheme=self.scheme))
             self.add_player(self.critic, initial_prompt=exp["guesser_critic_prompt"])
 
         self.committed: list[str] = []  # guesses that were scored, one per round
@@ -125,7 +141,7 @@ class WordleGameMaster(DialogueGameMaster):
 
     def _commit(self, guess: str):
         colours = rules.letter_feedback(guess, self.target)
-        feedback = rules.format_feedback(guess, colours)
+        feedback = rules.format_feedback(guess, colours, self.scheme)
         self.committed.append(guess)
         self.feedbacks.append(feedback)
         self.round_committed = True
@@ -203,7 +219,8 @@ class WordleScorer(GameScorer):
         pass  # per-round scores need the previous round, so compute_episode_scores logs them
 
     def compute_episode_scores(self, interactions: dict) -> None:
-        feedbacks = [rules.parse_feedback(f) for f in interactions.get("guess_feedbacks", [])]
+        scheme = rules.colour_scheme(self.game_name)
+        feedbacks = [rules.parse_feedback(f, scheme) for f in interactions.get("guess_feedbacks", [])]
         for idx, (guess, colours) in enumerate(feedbacks):
             self.log_round_score(idx, "closeness score", rules.closeness(colours))
             if idx == 0:

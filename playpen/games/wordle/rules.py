@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from playpen.games.common import VERSION_2_0, VERSION_2026
@@ -15,7 +15,30 @@ from playpen.games.common import VERSION_2_0, VERSION_2026
 GAME_DIR = Path(__file__).resolve().parent
 WORD_LENGTH = 5
 COLOURS = ("green", "yellow", "red")
-_FEEDBACK_TOKEN = re.compile(r"([a-z])<(green|yellow|red)>")
+# How the feedback names the three colours (right place, elsewhere in the word, absent). Internally the
+# rules always use green/yellow/red; the LM Playschool 2026 out-of-domain variants (wordle-crazy*) show
+# them under other names: yellow for the right place, black for elsewhere, purple for absent.
+SCHEMES = {
+    "standard": {"green": "green", "yellow": "yellow", "red": "red"},
+    "crazy": {"green": "yellow", "yellow": "black", "red": "purple"},
+}
+CRAZY_PREFIX = "wordle-crazy"
+
+
+def colour_scheme(game_name: str) -> str:
+    """The colour names a wordle game shows: 'crazy' for the wordle-crazy variants, else 'standard'."""
+    return "crazy" if game_name.startswith(CRAZY_PREFIX) else "standard"
+
+
+def variant(game_name: str) -> str:
+    """The rules variant of a game: wordle, wordle_withclue or wordle_withcritic (the crazy variants play
+    the rules of their plain counterparts)."""
+    return "wordle" + game_name[len(CRAZY_PREFIX):] if game_name.startswith(CRAZY_PREFIX) else game_name
+
+
+@cache
+def _feedback_token(scheme: str) -> re.Pattern:
+    return re.compile(rf"([a-z])<({'|'.join(SCHEMES[scheme].values())})>")
 
 
 def letter_feedback(guess: str, target: str) -> list[str]:
@@ -31,17 +54,20 @@ def letter_feedback(guess: str, target: str) -> list[str]:
     return colours
 
 
-def format_feedback(guess: str, colours: list[str]) -> str:
-    """'c<red> r<yellow> a<green> n<red> e<red>'."""
-    return " ".join(f"{letter}<{colour}>" for letter, colour in zip(guess, colours))
+def format_feedback(guess: str, colours: list[str], scheme: str = "standard") -> str:
+    """'c<red> r<yellow> a<green> n<red> e<red>' (the colours under the scheme's names)."""
+    names = SCHEMES[scheme]
+    return " ".join(f"{letter}<{names[colour]}>" for letter, colour in zip(guess, colours))
 
 
-def parse_feedback(text: str) -> tuple[str, list[str]] | None:
-    """The (guess, colours) of the first line holding five coloured letters, or None."""
+def parse_feedback(text: str, scheme: str = "standard") -> tuple[str, list[str]] | None:
+    """The (guess, colours) of the first line holding five coloured letters (named as the scheme names
+    them; the colours returned are green/yellow/red), or None."""
+    canonical = {name: colour for colour, name in SCHEMES[scheme].items()}
     for line in text.split("\n"):
-        tokens = _FEEDBACK_TOKEN.findall(line)
+        tokens = _feedback_token(scheme).findall(line)
         if len(tokens) == WORD_LENGTH:
-            return "".join(t[0] for t in tokens), [t[1] for t in tokens]
+            return "".join(t[0] for t in tokens), [canonical[t[1]] for t in tokens]
     return None
 
 
@@ -113,6 +139,13 @@ def allowed_words() -> frozenset[str]:
     return frozenset(word_table())
 
 
+@lru_cache(maxsize=1)
+def crazy_words() -> list[str]:
+    """The 12,953 allowed guesses of the wordle-crazy games (the list the official runs used: 3b1b's
+    allowed_words.txt), alphabetical."""
+    return (GAME_DIR / "resources" / "en" / "crazy_allowed_words.txt").read_text(encoding="utf-8").split()
+
+
 # ------------------------------------------------------------------------------------------- scoring
 
 # Main Score of plain wordle by the round of the winning guess (rounds 1-6).
@@ -120,8 +153,9 @@ WORDLE_SPEED = {1: 100, 2: 100, 3: 100, 4: 50, 5: 30, 6: 20}
 
 
 def main_score(game_name: str, rounds: int) -> float:
-    """Main Score of a won episode: plain wordle uses a speed table, the clue variants round(100 / rounds, 2)."""
-    if game_name == "wordle":
+    """Main Score of a won episode: plain wordle and every wordle-crazy variant use a speed table, the
+    clue variants of wordle round(100 / rounds, 2)."""
+    if game_name == "wordle" or game_name.startswith(CRAZY_PREFIX):
         return WORDLE_SPEED[rounds]
     return round(100 / rounds, 2)
 
