@@ -23,7 +23,7 @@ from tests.conftest import PLAYSCHOOL_DIR
 
 OOD_DIR = PLAYSCHOOL_DIR / "clem_outofdomain"
 MODELS = ("qwen3.5-4b", "DAIR__qwen3.5-2b__sft-v1")
-IMPLEMENTED = ("toh_multi_turn", "wordle-crazy", "wordle-crazy_withclue", "wordle-crazy_withcritic")
+IMPLEMENTED = tuple(PLAYSCHOOL_2026_OOD)  # all 13 games of the suite
 # The official OOD table's clemscores of the two recorded models (results.csv beside the recordings).
 OFFICIAL = {"qwen3.5-4b": 17.99, "DAIR__qwen3.5-2b__sft-v1": 15.62}
 
