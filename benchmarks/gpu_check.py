@@ -412,6 +412,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--grpo-max-tokens", type=int, help="tokens per answer in GRPO (default 64, 6 without)")
     parser.add_argument("--gradient-checkpointing", action="store_true", help="GRPO with gradient checkpointing")
     parser.add_argument("--tests-timeout", type=int, default=300, help="seconds for the tests part (300)")
+    parser.add_argument("--strict", action="store_true", help="stop at a part's error (default: note it, go on)")
     args = parser.parse_args(argv)
     import torch
 
@@ -468,9 +469,17 @@ def main(argv: list[str] | None = None) -> dict:
                 "random_weights": loaded.random, "parameters": sum(p.numel() for p in loaded.model.parameters()),
                 "load_seconds": round(time.perf_counter() - build, 1)}
             for part in parts:
-                with contextlib.redirect_stdout(sys.stderr):  # TRL's and the engine's progress
-                    row[part] = decode_part(loaded, args) if part == "decode" else grpo_part(loaded, args, Path(tmp))
-                print(f"   {part}: {summary_line(part, row[part])}", flush=True)
+                try:
+                    with contextlib.redirect_stdout(sys.stderr):  # TRL's and the engine's progress
+                        row[part] = decode_part(loaded, args) if part == "decode" else grpo_part(loaded, args, Path(tmp))
+                    print(f"   {part}: {summary_line(part, row[part])}", flush=True)
+                except Exception as e:  # noqa: BLE001  (one part failing, out of memory say, leaves the others)
+                    if args.strict:
+                        raise
+                    row[part] = {"error": f"{type(e).__name__}: {str(e)[:500]}"}
+                    print(f"   {part}: FAILED {row[part]['error']}", flush=True)
+                    if device == "cuda":
+                        torch.cuda.empty_cache()
             del loaded
             if device == "cuda":
                 torch.cuda.empty_cache()

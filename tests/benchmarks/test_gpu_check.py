@@ -29,7 +29,7 @@ def test_the_cpu_sized_check_plays_both_families_and_takes_a_lora_grpo_step(gpu_
     threads = torch.get_num_threads()
     try:
         report = gpu_check.main(["--out", "check.json", "--models", "qwen3.5-2b,llama3.1-8b",
-                                 "--grpo-models", "llama3.1-8b"])
+                                 "--grpo-models", "llama3.1-8b", "--strict"])
     finally:
         torch.set_num_threads(threads)
     assert json.loads(Path("check.json").read_text()) == report
