@@ -1,7 +1,8 @@
 """Rollout throughput: Playpen's engine against clemcore's runners on the same work, in one run.
 
     python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05] [--model-dir DIR]
-                                 [--only hf,server,multiturn,startup] [--profile FILE] [--playpen-threads N]
+                                 [--only hf,server,multiturn,multiturn-qwen35,startup] [--profile FILE]
+                                 [--playpen-threads N]
 
 (a) hf:     the tiny local HF model plays wordle, wordle_withclue and wordle_withcritic (30 instances each,
             greedy, both with clem's default of 300 max tokens): `playpen play` vs `clem run -b 16`.
@@ -13,13 +14,17 @@
             tokens: `playpen play` vs `clem run -b 16`. Reported with requests per episode, the share of
             episodes both sides played move for move alike, and the share of Playpen's run time (the engine's
             RunStats.seconds) in which the model was generating (RunStats.generation_seconds).
+(c') multiturn-qwen35: the same on Qwen3.5's architecture (gated DeltaNet linear-attention layers between
+            full-attention ones, grouped-query attention; `create-tiny --architecture qwen3_5`: 2 layers), built
+            and SFT'd by the same recipe (in DIR/qwen35 with `--model-dir DIR`): the decoding loop carrying
+            linear-attention states against clemcore's HF backend.
 (d) startup: seconds from starting `playpen play -g wordle -m expert` to its first recorded episode (median
             of 3 runs; benchmarks/startup.py).
 
 Each side runs in its own process (clemcore's HF backend sets torch to one thread for its process) and
 times its library-level run call, model loading included, interpreter and imports excluded. The last
-output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "hf_ratio": y, "server_ratio": z,
-"startup_seconds": s, ...} (a ratio is Playpen's episodes/s over clemcore's).
+output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "multiturn_qwen35_hf_ratio": q,
+"hf_ratio": y, "server_ratio": z, "startup_seconds": s, ...} (a ratio is Playpen's episodes/s over clemcore's).
 """
 
 from __future__ import annotations
@@ -35,13 +40,16 @@ import time
 from pathlib import Path
 
 WORDLE_GAMES = ["wordle", "wordle_withclue", "wordle_withcritic"]
-COMPARISONS = ("hf", "server", "multiturn", "startup")  # startup: benchmarks/startup.py, no clem side
+COMPARISONS = ("hf", "server", "multiturn", "multiturn-qwen35", "startup")  # startup: benchmarks/startup.py, no clem side
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 # The multi-turn games: after the short SFT below, the tiny model keeps to the wordle games' format for many
 # turns (it does not read the feedback, so it rarely wins: mostly six valid guesses and a loss; with the critic,
 # 13-14 requests of both roles before an abort).
 MULTITURN_GAMES = WORDLE_GAMES
 MULTITURN_MODEL = "tiny-sft"
+# The multi-turn comparisons: the tiny model's architecture and name (its SFT'd version is NAME-sft), and the
+# create-tiny settings beside the defaults (Qwen3.5's 2 layers: linear attention, then full attention)
+MULTITURN_SETUPS = {"multiturn": ("tiny", {}), "multiturn-qwen35": ("tiny35", {"architecture": "qwen3_5"})}
 # The expert players' won train episodes of those games, learned for the format (not for skill). Batches of 4
 # keep each step cheap; 300 steps (about 4 epochs) give episodes of 8.5 requests (200 steps of 8: 3.6, at twice
 # the building time; see docs/benchmarks.md).
@@ -71,14 +79,15 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     import torch
     import transformers  # noqa: F401
     import transformers.models.llama.modeling_llama  # noqa: F401
+    import transformers.models.qwen3_5.modeling_qwen3_5  # noqa: F401
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401
 
     import playpen.engine  # noqa: F401
 
     nltk.word_tokenize  # noqa: B018  (runs the deferred module)
     kind = name.split("-", 1)[1]
-    games = {"hf": WORDLE_GAMES, "server": ["wordle_withcritic"], "multiturn": MULTITURN_GAMES}[kind]
-    model = {"hf": "tiny", "server": "stub", "multiturn": MULTITURN_MODEL}[kind]
+    games = {"hf": WORDLE_GAMES, "server": ["wordle_withcritic"]}.get(kind, MULTITURN_GAMES)
+    model = {"hf": "tiny", "server": "stub"}.get(kind) or f"{MULTITURN_SETUPS[kind][0]}-sft"
     instances = str(Path(args.workdir) / "withcritic60") if kind == "server" else None
     if name.startswith("playpen"):
         from playpen.play import play
@@ -115,21 +124,22 @@ def worker(name: str, args: argparse.Namespace) -> dict:
     return {"seconds": seconds, "episodes": episodes}
 
 
-def multiturn_model(model_dir: Path, threads: int) -> dict:
-    """The registry entry of the multi-turn model: built in model_dir (create-tiny, then SFT on the experts'
-    won train episodes of MULTITURN_GAMES, as the demo and the learning benchmark do it), or the one an
-    earlier run built there with the same recipe."""
+def multiturn_model(model_dir: Path, threads: int, kind: str = "multiturn") -> dict:
+    """The registry entry of a multi-turn model (MULTITURN_SETUPS[kind]): built in model_dir (create-tiny, then
+    SFT on the experts' won train episodes of MULTITURN_GAMES, as the demo and the learning benchmark do it), or
+    the one an earlier run built there with the same recipe."""
     from playpen.files import atomic_write_json, read_json
-    from playpen.tiny import create_tiny
+    from playpen.tiny import TinyConfig, create_tiny
     from playpen.trainers.runner import run_trainer
 
     _quiet()
+    tiny, settings = MULTITURN_SETUPS[kind]
     marker = model_dir / "bench-model.json"
-    recipe = {"games": MULTITURN_GAMES, "sft": MULTITURN_SFT}
+    recipe = {"games": MULTITURN_GAMES, "sft": MULTITURN_SFT} | ({"tiny": settings} if settings else {})
     if marker.is_file():
         saved = read_json(marker, "benchmark model file")
         if saved.get("recipe") == recipe and Path(saved["entry"]["huggingface_id"]).is_dir():
-            print(f"multiturn: reusing the model in {model_dir}", flush=True)
+            print(f"{kind}: reusing the model in {model_dir}", flush=True)
             return saved["entry"]
     import torch
 
@@ -140,17 +150,17 @@ def multiturn_model(model_dir: Path, threads: int) -> dict:
     os.chdir(model_dir)
     start = time.perf_counter()
     try:
-        create_tiny("tiny")
+        create_tiny(tiny, config=TinyConfig(**settings))
         with contextlib.redirect_stdout(sys.stderr):  # TRL's progress logs
-            run_trainer(EXAMPLES / "sft_trainer_simple.py", "tiny",
+            run_trainer(EXAMPLES / "sft_trainer_simple.py", tiny,
                         settings=[f"games={','.join(MULTITURN_GAMES)}", *MULTITURN_SFT])
         entries = read_json(model_dir / "model_registry.json", "model registry")
-        entry = next(e for e in entries if e["model_name"] == MULTITURN_MODEL)
+        entry = next(e for e in entries if e["model_name"] == f"{tiny}-sft")
     finally:
         os.chdir(previous)
         torch.set_num_threads(before)
     atomic_write_json(marker, {"recipe": recipe, "entry": entry})
-    print(f"multiturn: built {MULTITURN_MODEL} in {model_dir} ({time.perf_counter() - start:.0f} s: create-tiny, "
+    print(f"{kind}: built {tiny}-sft in {model_dir} ({time.perf_counter() - start:.0f} s: create-tiny, "
           f"the experts' train episodes, SFT {' '.join(MULTITURN_SFT)})", flush=True)
     return entry
 
@@ -164,9 +174,12 @@ def prepare(workdir: Path, server_url: str, args: argparse.Namespace) -> None:
 
     (workdir / "game_registry.json").write_text(json.dumps([{"benchmark_path": str(GAMES_DIR)}]))  # for clem
     create_tiny("tiny")
-    if "multiturn" in args.only:
-        model_dir = Path(args.model_dir).resolve() if args.model_dir else workdir / "multiturn-model"
-        register_model(multiturn_model(model_dir, args.sft_threads))
+    for kind in MULTITURN_SETUPS:
+        if kind in args.only:
+            model_dir = Path(args.model_dir).resolve() if args.model_dir else workdir / "multiturn-model"
+            if kind != "multiturn":  # beside the first model, not over it
+                model_dir = model_dir / kind.removeprefix("multiturn-")
+            register_model(multiturn_model(model_dir, args.sft_threads, kind))
     register_model({"model_name": "stub", "backend": "openai_compatible", "model_id": "stub", "base_url": server_url,
                     "model_config": {"max_retries": 0}})
     (workdir / "key.json").write_text(json.dumps({"openai_compatible": {"api_key": "none", "base_url": server_url}}))
@@ -252,9 +265,9 @@ def main() -> None:
         prepare(Path(tmp), server.base_url, args)
         rows = {f"{side}-{kind}": run_side(f"{side}-{kind}", args) for kind in args.only if kind != "startup"
                 for side in ("playpen", "clem")}
-        moves = (compare_moves(episode_moves(Path(tmp) / "results-playpen-multiturn"),
-                                episode_moves(Path(tmp) / "results-clem-multiturn"))
-                 if "multiturn" in args.only else None)
+        moves = {kind: compare_moves(episode_moves(Path(tmp) / f"results-playpen-{kind}"),
+                                     episode_moves(Path(tmp) / f"results-clem-{kind}"))
+                 for kind in MULTITURN_SETUPS if kind in args.only}
     startup = None
     if "startup" in args.only:
         from startup import measure_startup  # benchmarks/startup.py, beside this script
@@ -272,18 +285,20 @@ def main() -> None:
         ours, theirs = rows[f"playpen-{kind}"], rows[f"clem-{kind}"]
         return round((ours["episodes"] / ours["seconds"]) / (theirs["episodes"] / theirs["seconds"]), 2)
 
-    summary: dict = {"multiturn_hf_ratio": ratio("multiturn"), "generation_share": None, "hf_ratio": ratio("hf"),
+    summary: dict = {"multiturn_hf_ratio": ratio("multiturn"), "generation_share": None,
+                     "multiturn_qwen35_hf_ratio": ratio("multiturn-qwen35"), "hf_ratio": ratio("hf"),
                      "server_ratio": ratio("server")}
-    if moves is not None:
-        ours = rows["playpen-multiturn"]
-        summary["generation_share"] = round(ours["generation_seconds"] / ours["engine_seconds"], 3)
-        print(f"multiturn: {', '.join(MULTITURN_GAMES)}; {moves['requests_per_episode']} requests per episode "
-              f"(clem: {moves['clem_requests_per_episode']}); {100 * moves['identical_share']:.0f}% of "
-              f"{moves['episodes_compared']} episodes played move for move alike by both; Playpen's engine ran "
+    for kind, compared in moves.items():
+        ours, key = rows[f"playpen-{kind}"], kind.replace("-", "_")
+        share = round(ours["generation_seconds"] / ours["engine_seconds"], 3)
+        print(f"{kind}: {', '.join(MULTITURN_GAMES)}; ratio {ratio(kind)}; {compared['requests_per_episode']} requests "
+              f"per episode (clem: {compared['clem_requests_per_episode']}); {100 * compared['identical_share']:.0f}% "
+              f"of {compared['episodes_compared']} episodes played move for move alike by both; Playpen's engine ran "
               f"{ours['engine_seconds']:.2f} s of its {ours['seconds']:.2f} s (the rest: loading), generating "
-              f"{100 * summary['generation_share']:.0f}% of it")
-        summary |= {"multiturn_requests_per_episode": moves["requests_per_episode"],
-                    "multiturn_identical_share": moves["identical_share"]}
+              f"{100 * share:.0f}% of it")
+        summary |= {f"{key}_requests_per_episode": compared["requests_per_episode"],
+                    f"{key}_identical_share": compared["identical_share"]}
+        summary["generation_share" if kind == "multiturn" else f"{key}_generation_share"] = share
     if startup is not None:
         summary["startup_seconds"] = startup["startup_seconds"]
     print(json.dumps(summary))

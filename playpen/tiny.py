@@ -39,6 +39,12 @@ class TinyConfig:
     seed: int = 0
     tie_embeddings: bool = False  # share the input embeddings with the output head (as many small models do)
     eos_token: str = "<|im_end|>"  # the tokenizer's eos; the chat template ends every turn with <|im_end|>
+    # "llama", or "qwen3_5": Qwen3.5's hybrid layers (gated DeltaNet linear attention, every second layer full
+    # attention with half as many key-value heads), to test and measure what the decoding loop carries
+    architecture: str = "llama"
+
+
+ARCHITECTURES = ("llama", "qwen3_5")
 
 
 def game_text_corpus() -> list[str]:
@@ -81,22 +87,35 @@ def build_tokenizer(vocab_size: int, eos_token: str = "<|im_end|>"):
     return tokenizer
 
 
+def _model_config(config: TinyConfig, tokenizer):
+    """The transformers config of a tiny model of `config.architecture`."""
+    common = dict(vocab_size=len(tokenizer), hidden_size=config.hidden_size, num_hidden_layers=config.layers,
+                  num_attention_heads=config.heads, intermediate_size=config.intermediate_size,
+                  max_position_embeddings=config.context_size, eos_token_id=tokenizer.eos_token_id,
+                  pad_token_id=tokenizer.pad_token_id, bos_token_id=None, tie_word_embeddings=config.tie_embeddings)
+    if config.architecture == "qwen3_5":
+        from transformers import Qwen3_5TextConfig
+
+        head_dim = config.hidden_size // config.heads
+        return Qwen3_5TextConfig(**common, num_key_value_heads=max(1, config.heads // 2), head_dim=head_dim,
+                                 full_attention_interval=2, linear_conv_kernel_dim=4,
+                                 linear_num_key_heads=max(1, config.heads // 2), linear_num_value_heads=config.heads,
+                                 linear_key_head_dim=head_dim, linear_value_head_dim=head_dim)
+    from transformers import LlamaConfig
+
+    return LlamaConfig(**common, num_key_value_heads=config.heads)
+
+
 def build_tiny_model(out_dir: str | Path, config: TinyConfig = TinyConfig()) -> Path:
-    """Build and save a random-weight Llama-style chat model with a locally trained tokenizer."""
+    """Build and save a random-weight chat model (Llama-style, or Qwen3.5's hybrid layers) with a locally
+    trained tokenizer."""
     import torch
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM, GenerationConfig
 
     out_dir = Path(out_dir)
     tokenizer = build_tokenizer(config.vocab_size, config.eos_token)
-    model_config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=config.hidden_size, num_hidden_layers=config.layers,
-        num_attention_heads=config.heads, num_key_value_heads=config.heads,
-        intermediate_size=config.intermediate_size, max_position_embeddings=config.context_size,
-        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, bos_token_id=None,
-        tie_word_embeddings=config.tie_embeddings,
-    )
     torch.manual_seed(config.seed)
-    model = LlamaForCausalLM(model_config)
+    model = AutoModelForCausalLM.from_config(_model_config(config, tokenizer))
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id,
                                                pad_token_id=tokenizer.pad_token_id)
     model.save_pretrained(out_dir)
@@ -119,6 +138,8 @@ def check_tiny_request(name: str, config: TinyConfig) -> None:
     smallest = 256 + len(SPECIAL_TOKENS)  # every byte, and the chat template's special tokens
     if config.vocab_size < smallest:
         raise PlaypenError(f"--vocab {config.vocab_size} is too small: a byte-level tokenizer needs at least {smallest}")
+    if config.architecture not in ARCHITECTURES:
+        raise PlaypenError(f"--architecture {config.architecture!r}: choose one of {', '.join(ARCHITECTURES)}")
     if config.hidden_size % config.heads:
         raise PlaypenError(f"--hidden {config.hidden_size} must be a multiple of --heads {config.heads}")
 
@@ -147,7 +168,7 @@ def create_tiny(name: str, out_dir: str | Path | None = None, config: TinyConfig
 
     path = build_tiny_model(out_dir or Path("models") / name, config)
     c = AutoConfig.from_pretrained(path)
-    per_layer = 4 * c.hidden_size ** 2 + 3 * c.hidden_size * c.intermediate_size
+    per_layer = 4 * c.hidden_size ** 2 + 3 * c.hidden_size * c.intermediate_size  # Llama's; Qwen3.5's are alike
     n_params = 2 * c.vocab_size * c.hidden_size + c.num_hidden_layers * per_layer
     if register:
         register_model(registry_entry(name, path, n_params))

@@ -1,24 +1,29 @@
 """Playpen's decoding loop for local Hugging Face models: requests join and leave the batch between steps,
-and a player's next turn continues from the keys and values of its previous one.
+and a player's next turn continues from the cache of its previous one.
 
 `model.generate` answers a fixed batch: every chat in it waits for the longest answer, and every turn
 re-encodes the whole chat. In multi-turn play both cost: answers differ in length, and a player's prompt at
 turn k is its prompt and answer of turn k-1 plus the game master's reply. `Decoder.run` keeps one batch
 going instead:
-- the batch is a set of rows in one KV buffer per layer; a finished row leaves at once (its episode moves
+- the batch is a set of rows in one cache buffer per layer; a finished row leaves at once (its episode moves
   on) and a waiting request joins at the next step;
-- a finished row's keys and values are kept (`KVStore`, least recently used out first, within a byte
-  budget); a request whose prompt extends a kept sequence encodes only the new tokens;
+- a finished row's cache is kept (`KVStore`, least recently used out first, within a byte budget); a request
+  whose prompt extends a kept sequence encodes only the new tokens;
 - identical new prompts in one admission (the first turns of a GRPO group) are encoded once.
 
-Every row's tokens are right-aligned: they end at the batch's last column, and the attention mask hides the
-columns before a row's first token. A step writes its new column in place; joining copies only the new
-rows' keys and values; a finished row's place is taken by the last row (one row copied). The model sees only
-the rows running and the columns the longest of them needs (measured: 90% of the attention's cells are real
-tokens in multi-turn play), and the buffers are reallocated only to grow or to give memory back. Position
-ids count only real tokens, so each row computes what it would alone. This needs a cache whose every layer
-is a plain full-attention `DynamicLayer` (Llama, Qwen2/3, Mistral, SmolLM, ...); for other architectures
-(sliding windows, linear attention as in Qwen3.5) `supports_decoder` is False and HFModel uses `generate`.
+Two kinds of cache layer are carried (`cache_kinds`). A full-attention layer (Llama, Qwen2/3, Mistral, SmolLM,
+and every fourth layer of Qwen3.5) holds each token's keys and values: every row's tokens are right-aligned,
+ending at the batch's last column, and the attention mask hides the columns before a row's first token. A
+step writes its new column in place; joining copies only the new rows' keys and values; a finished row's
+place is taken by the last row (one row copied). The model sees only the rows running and the columns the
+longest of them needs (measured: 90% of the attention's cells are real tokens in multi-turn play), and the
+buffers are reallocated only to grow or to give memory back. Position ids count only real tokens, so each row
+computes what it would alone. A linear-attention layer (Qwen3.5's and Qwen3-Next's gated DeltaNet) holds per
+row a fixed-size convolution state (its last inputs) and recurrent state, updated in place at every step: the
+state at the end of a row is what a next turn continues from. Such a state has no columns to mask, so a prefill
+continuing kept states never pads inside a row's new tokens (padding would decay the recurrent state): rows
+continue in passes of equal new lengths. Other architectures (sliding windows, other recurrent layers) have
+`supports_decoder` False, and HFModel uses `generate`.
 """
 
 from __future__ import annotations
@@ -26,21 +31,47 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 import torch
-from transformers.cache_utils import DynamicCache, DynamicLayer
+from transformers.cache_utils import DynamicCache, DynamicLayer, LinearAttentionLayer
+
+ATTENTION, LINEAR = "attention", "linear"
+# Architectures whose linear-attention layers the loop is checked against (tests/backends/test_decoding.py): one
+# conv and one recurrent state per layer, read and written through the cache's get/update_*_state, padding zeroed
+# before the layer's input projections
+LINEAR_ATTENTION_MODELS = {"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"}
+
+# A layer's cache for one row: (keys, values), each (heads, tokens, dim), for a full-attention layer;
+# (conv state, recurrent state) for a linear-attention layer
+Layer = tuple[torch.Tensor, torch.Tensor]
+
+
+def cache_kinds(model) -> list[str] | None:
+    """Per layer of `model`'s cache, ATTENTION (a plain full-attention `DynamicLayer`) or LINEAR (a
+    linear-attention layer of an architecture in LINEAR_ATTENTION_MODELS); None when the loop cannot carry the
+    cache (another kind of layer, or no attention layer to count a row's tokens by)."""
+    try:
+        cache = DynamicCache(config=model.config)
+        model_type = model.config.get_text_config(decoder=True).model_type
+    except Exception:  # a config DynamicCache cannot read is one we do not know enough about
+        return None
+    kinds = []
+    for layer in getattr(cache, "layers", None) or ():
+        if type(layer) is DynamicLayer:
+            kinds.append(ATTENTION)
+        elif (type(layer) is LinearAttentionLayer and model_type in LINEAR_ATTENTION_MODELS
+              and layer.number_of_states == 1):
+            kinds.append(LINEAR)
+        else:
+            return None
+    return kinds if ATTENTION in kinds else None
 
 
 def supports_decoder(model) -> bool:
-    """Whether `model`'s cache is all plain full-attention layers, which the padding scheme above needs."""
-    try:
-        cache = DynamicCache(config=model.config)
-    except Exception:  # a config DynamicCache cannot read is one we do not know enough about
-        return False
-    layers = getattr(cache, "layers", None)
-    return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+    """Whether the decoding loop can carry `model`'s cache (`cache_kinds`)."""
+    return cache_kinds(model) is not None
 
 
 class WindowLayer(DynamicLayer):
@@ -66,21 +97,42 @@ class WindowLayer(DynamicLayer):
         return self.keys, self.values
 
 
+class StateLayer(LinearAttentionLayer):
+    """A linear-attention cache layer over given states, (rows, ...) each: the running batch's rows (views into
+    its buffers) or a prefill's kept states. The model reads them as the states before its input and copies the
+    states after it into them, in place (transformers' own layer does so too, to keep their addresses)."""
+
+    def __init__(self, conv: torch.Tensor, recurrent: torch.Tensor):
+        super().__init__()
+        self.device, self.dtype = conv.device, conv.dtype
+        self.conv_states[0], self.recurrent_states[0] = conv, recurrent
+        self.conv_kernel_size[0] = conv.shape[-1]
+        self.is_conv_states_initialized[0] = self.is_recurrent_states_initialized[0] = True
+        self.has_previous_state[0] = True  # the model continues these states, not a fresh sequence
+
+
+def layer_tensors(layer) -> Layer:
+    """The two tensors of a cache layer the model wrote: keys and values, or conv and recurrent states."""
+    if isinstance(layer, LinearAttentionLayer):
+        return layer.conv_states[0], layer.recurrent_states[0]
+    return layer.keys, layer.values
+
+
 def _key(ids: list[int]) -> bytes:
     return hashlib.blake2b(array("q", ids).tobytes(), digest_size=16).digest()
 
 
-def _nbytes(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
-    return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+def _nbytes(layers: list[Layer]) -> int:
+    return sum(a.numel() * a.element_size() + b.numel() * b.element_size() for a, b in layers)
 
 
 class KVStore:
-    """Keys and values of finished rows by their token ids, for prompts that extend them (least recently used
-    entries are dropped beyond `budget_bytes`)."""
+    """The caches of finished rows (per layer: keys and values, or linear-attention states) by their token ids,
+    for prompts that extend them (least recently used entries are dropped beyond `budget_bytes`)."""
 
     def __init__(self, budget_bytes: int):
         self.budget_bytes = budget_bytes
-        self.entries: OrderedDict[bytes, tuple[list[int], list[tuple[torch.Tensor, torch.Tensor]]]] = OrderedDict()
+        self.entries: OrderedDict[bytes, tuple[list[int], list[Layer]]] = OrderedDict()
         self.bytes = 0
         self.hits = self.reused_tokens = 0
 
@@ -88,7 +140,7 @@ class KVStore:
         self.entries.clear()
         self.bytes = 0
 
-    def put(self, ids: list[int], layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    def put(self, ids: list[int], layers: list[Layer]) -> None:
         """Keep a copy of `layers` (views into a cache that will be overwritten) as the sequence `ids`."""
         size = _nbytes(layers)
         if size > self.budget_bytes:
@@ -97,13 +149,13 @@ class KVStore:
         if key in self.entries:
             self.entries.move_to_end(key)
             return
-        self.entries[key] = (list(ids), [(k.clone(), v.clone()) for k, v in layers])
+        self.entries[key] = (list(ids), [(a.clone(), b.clone()) for a, b in layers])
         self.bytes += size
         while self.bytes > self.budget_bytes:
             _, (_, dropped) = self.entries.popitem(last=False)
             self.bytes -= _nbytes(dropped)
 
-    def get(self, prompt: list[int], prefix_length: int) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+    def get(self, prompt: list[int], prefix_length: int) -> list[Layer] | None:
         """The kept layers for `prompt[:prefix_length]`, if kept (and the prompt goes on after it)."""
         if not 0 < prefix_length < len(prompt):
             return None
@@ -127,6 +179,11 @@ class Row:
     completion: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
 
+    @property
+    def fed(self) -> int:
+        """Tokens the model has been fed: the prompt and every answer token but the last (sampled, not yet fed)."""
+        return len(self.prompt) + len(self.completion) - 1
+
 
 # A request: (key, prompt ids, the ids of the sequence it may continue (the player's previous prompt and
 # completion) or None). An answer: (key, completion ids, their log-probs).
@@ -138,11 +195,17 @@ class Decoder:
     """The decoding loop (module docstring) for one model; not thread-safe: one `run` at a time."""
 
     def __init__(self, model, pad_id: int, stop_ids: set[int], kv_budget_bytes: int = 2**30):
+        kinds = cache_kinds(model)
+        if kinds is None:
+            raise ValueError(f"the decoding loop cannot carry the cache of {type(model).__name__}; use generate")
         self.model = model
+        self.kinds = kinds
+        self.attention = kinds.index(ATTENTION)  # a layer whose keys count a kept sequence's tokens
         self.pad_id = pad_id
         self.stop_ids = set(stop_ids)
         self.store = KVStore(kv_budget_bytes)
         self.prefilled_tokens = 0  # statistics: tokens encoded by prefills
+        self.prefill_passes = 0  # forward passes of prefills
         self.steps = 0  # decode steps
 
     @property
@@ -154,7 +217,7 @@ class Decoder:
             temperature: float) -> None:
         """Answer requests until `take(n)` (up to n new requests, called between steps) gives none and every row
         has finished; `answer` gets each row as soon as it stops (a stop id, or `max_new_tokens`)."""
-        batch = RunningBatch(self.device)
+        batch = RunningBatch(self.device, self.kinds)
         # sdpa takes a ready 4D boolean mask, which spares transformers building one from a 2D mask at every step
         mask_4d = getattr(self.model.config, "_attn_implementation", None) == "sdpa"
         while True:
@@ -188,17 +251,17 @@ class Decoder:
     def _finished(self, row: Row, max_new_tokens: int) -> bool:
         return len(row.completion) >= max_new_tokens or (bool(row.completion) and row.completion[-1] in self.stop_ids)
 
-    def _answer(self, row: Row, layers: list[tuple[torch.Tensor, torch.Tensor]], answer: Answer) -> None:
-        """Hand a finished row over, keeping its keys and values (of the prompt and every answer token but the
-        last: what was fed) for a next turn that continues it."""
+    def _answer(self, row: Row, layers: list[Layer], answer: Answer) -> None:
+        """Hand a finished row over, keeping its cache (of the prompt and every answer token but the last: what
+        was fed) for a next turn that continues it."""
         if self.store.budget_bytes:
             self.store.put(row.prompt + row.completion[:-1], layers)
         answer(row.key, row.completion, row.logprobs)
 
-    def _prefill(self, requests: list[Request], temperature: float):
-        """Encode the new requests and sample their first tokens; yields each as a Row with its keys and values per
-        layer, (heads, prompt tokens, dim). Continuations of kept sequences and fresh prompts are encoded apart;
-        identical prompts are encoded once, and their copies sample on their own."""
+    def _prefill(self, requests: list[Request], temperature: float) -> Iterator[tuple[Row, list[Layer]]]:
+        """Encode the new requests and sample their first tokens; yields each as a Row with its cache per layer
+        (keys and values (heads, prompt tokens, dim), or states). Identical prompts are encoded once, and their
+        copies sample on their own."""
         unique: dict[bytes, int] = {}
         firsts = [unique.setdefault(_key(prompt), i) for i, (_, prompt, _) in enumerate(requests)]
         kept = {}
@@ -206,9 +269,7 @@ class Decoder:
             _, prompt, previous = requests[i]
             # the previous turn's last token was sampled but never fed, so the kept sequence ends before it
             kept[i] = self.store.get(prompt, len(previous) - 1) if previous else None
-        for todo in ([i for i in kept if kept[i] is not None], [i for i in kept if kept[i] is None]):
-            if not todo:
-                continue
+        for todo in self._passes(requests, kept):
             logits, layers = self._encode([requests[i][1] for i in todo], [kept[i] for i in todo])
             where = {i: r for r, i in enumerate(todo)}
             members = [k for k, f in enumerate(firsts) if f in where]
@@ -216,13 +277,32 @@ class Decoder:
             for k, token, logp in zip(members, tokens.tolist(), logps.tolist()):
                 key, prompt, _ = requests[k]
                 r, n = where[firsts[k]], len(prompt)  # a row's tokens are its last n columns
-                yield Row(key, prompt, [token], [logp]), [(keys[r, :, -n:], values[r, :, -n:]) for keys, values in layers]
+                yield Row(key, prompt, [token], [logp]), [(a[r, :, -n:], b[r, :, -n:]) if kind == ATTENTION else (a[r], b[r])
+                                                          for kind, (a, b) in zip(self.kinds, layers)]
 
-    def _encode(self, prompts: list[list[int]], kept: list) -> tuple[torch.Tensor, list[tuple[torch.Tensor, torch.Tensor]]]:
-        """One forward pass over prompts, each continuing its kept keys and values (or None) where it can, with
-        every row's tokens contiguous and right-aligned: the pass covers the longest new part, and a row whose
-        new part is shorter recomputes that many of its kept tokens instead (no gaps inside a row)."""
-        new = max(len(p) - (k[0][0].shape[1] if k else 0) for p, k in zip(prompts, kept))
+    def _passes(self, requests: list[Request], kept: dict[int, list[Layer] | None]) -> list[list[int]]:
+        """The requests (their indices) encoded together: continuations of kept caches in one pass and fresh
+        prompts in another; with linear-attention layers, continuations in one pass per length of their new part
+        (a state continues from the last kept token, so no padding may come between)."""
+        continuing = [i for i in kept if kept[i] is not None]
+        fresh = [i for i in kept if kept[i] is None]
+        if LINEAR in self.kinds:
+            by_length: dict[int, list[int]] = {}
+            for i in continuing:
+                _, prompt, previous = requests[i]
+                by_length.setdefault(len(prompt) - len(previous) + 1, []).append(i)
+            passes = list(by_length.values())
+        else:
+            passes = [continuing]
+        return [todo for todo in (*passes, fresh) if todo]
+
+    def _encode(self, prompts: list[list[int]], kept: list[list[Layer] | None]) -> tuple[torch.Tensor, list[Layer]]:
+        """One forward pass over prompts, each continuing its kept cache (or None) where it can, with every row's
+        tokens contiguous and right-aligned: the pass covers the longest new part, and a row whose new part is
+        shorter recomputes that many of its kept tokens instead (no gaps inside a row; never with linear-attention
+        layers, whose passes have new parts of one length)."""
+        lengths = [k[self.attention][0].shape[1] if k else 0 for k in kept]
+        new = max(len(p) - n for p, n in zip(prompts, lengths))
         used = [max(0, len(p) - new) for p in prompts]  # kept tokens each row takes from its cache
         width = max(used)
         device = self.device
@@ -235,11 +315,18 @@ class Decoder:
             positions[r, new - len(fresh):] = torch.arange(n, len(prompt), device=device)
             mask[r, width + new - len(prompt):] = 1
         self.prefilled_tokens += sum(len(p) - n for p, n in zip(prompts, used))
+        self.prefill_passes += 1
         past = None
         if width:
+            if LINEAR in self.kinds and used != lengths:
+                raise AssertionError("a pass continuing linear-attention states needs new parts of one length")
             past = []
             some = next(k for k in kept if k)
-            for layer in range(len(some)):
+            for layer, kind in enumerate(self.kinds):
+                if kind == LINEAR:  # stacked: the pass updates copies, never the kept states
+                    past.append(StateLayer(torch.stack([k[layer][0] for k in kept]),
+                                           torch.stack([k[layer][1] for k in kept])))
+                    continue
                 sample = some[layer][0]
                 keys = sample.new_zeros((len(prompts), sample.shape[0], width + new, sample.shape[2]))
                 values = torch.zeros_like(keys)
@@ -249,9 +336,9 @@ class Decoder:
                         values[r, :, width - n:width] = kept[r][layer][1][:, :n]
                 past.append(WindowLayer(keys, values, len(prompts), 0, width))  # the pass writes the last `new`
         logits, layers = self._forward(input_ids, mask, positions, past, keep_last=True)
-        return logits, [(layer.keys, layer.values) for layer in layers]
+        return logits, [layer_tensors(layer) for layer in layers]
 
-    def _forward(self, input_ids, mask, positions, layers: list[WindowLayer] | None, keep_last: bool = False):
+    def _forward(self, input_ids, mask, positions, layers: list | None, keep_last: bool = False):
         """The model's logits and the cache layers it wrote (in place into `layers` when given)."""
         past = DynamicCache(config=self.model.config)
         if layers is not None:
@@ -274,17 +361,18 @@ class Decoder:
 
 
 class RunningBatch:
-    """The running batch: rows 0..n-1 of one key and one value buffer per layer, (rows, heads, columns, dim),
-    every row's tokens right-aligned to column `end`; a step feeds the window [start, end) of the n rows and
-    writes column `end` in place. A finished row's place is taken by the last row (one row copied, at the same
-    columns), and the window's left edge follows the longest row, so neither finished rows nor columns no row
-    uses cost attention. Buffers are reallocated only to grow (rows, or columns on either side) or to shrink
-    when mostly unused."""
+    """The running batch: rows 0..n-1 of two buffers per layer. A full-attention layer's are its keys and
+    values, (rows, heads, columns, dim), every row's tokens right-aligned to column `end`; a step feeds the
+    window [start, end) of the n rows and writes column `end` in place. A linear-attention layer's are its conv
+    and recurrent states, (rows, ...), which a step updates in place. A finished row's place is taken by the
+    last row (one row copied, at the same columns), and the window's left edge follows the longest row, so
+    neither finished rows nor columns no row uses cost attention. Buffers are reallocated only to grow (rows,
+    or columns on either side) or to shrink when mostly unused."""
 
-    def __init__(self, device: torch.device):
-        self.device = device
-        self.keys: list[torch.Tensor] = []  # per layer: (row capacity, heads, column capacity, dim)
-        self.values: list[torch.Tensor] = []
+    def __init__(self, device: torch.device, kinds: list[str]):
+        self.device, self.kinds = device, kinds
+        self.attention = kinds.index(ATTENTION)
+        self.buffers: list[tuple[torch.Tensor, torch.Tensor]] = []  # per layer (see the class docstring)
         self.rows: list[Row] = []
         self.first: list[int] = []  # each row's first column
         self.positions: list[int] = []  # each row's position of the token it feeds next
@@ -295,18 +383,26 @@ class RunningBatch:
     def active(self) -> int:
         return len(self.rows)
 
-    def step(self, mask_4d: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[WindowLayer]]:
+    @property
+    def capacity(self) -> tuple[int, int]:
+        """Rows and columns the buffers hold."""
+        keys = self.buffers[self.attention][0]
+        return keys.shape[0], keys.shape[2]
+
+    def step(self, mask_4d: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list]:
         """The next step's input ids, attention mask (4D boolean, as sdpa takes it, or 2D), position ids and
         cache layers."""
-        if self.end == self.keys[0].shape[2]:  # no column left on the right for this step's token
-            self._reallocate(self.keys[0].shape[0], self.end - self.start)
+        rows, columns = self.capacity
+        if self.end == columns:  # no column left on the right for this step's token
+            self._reallocate(rows, self.end - self.start)
         n = len(self.rows)
         columns = torch.arange(self.start, self.end + 1, device=self.device)
         mask = columns[None, :] >= torch.tensor(self.first, device=self.device)[:, None]
         mask = mask[:, None, None, :] if mask_4d else mask.long()
         ids = torch.tensor(self.last, device=self.device)[:, None]
         positions = torch.tensor(self.positions, device=self.device)[:, None]
-        layers = [WindowLayer(k, v, n, self.start, self.end) for k, v in zip(self.keys, self.values)]
+        layers = [WindowLayer(a, b, n, self.start, self.end) if kind == ATTENTION else StateLayer(a[:n], b[:n])
+                  for kind, (a, b) in zip(self.kinds, self.buffers)]
         return ids, mask, positions, layers
 
     def advance(self, tokens: list[int]) -> None:
@@ -315,34 +411,39 @@ class RunningBatch:
         self.positions = [p + 1 for p in self.positions]
         self.last = list(tokens)
 
-    def place(self, placed: list[tuple[Row, list[tuple[torch.Tensor, torch.Tensor]]]]) -> None:
-        """Add prefilled rows (each with its keys and values per layer: (heads, tokens, dim)) after the others."""
+    def place(self, placed: list[tuple[Row, list[Layer]]]) -> None:
+        """Add prefilled rows (each with its cache per layer: keys and values (heads, tokens, dim), or states)
+        after the others."""
         if not placed:
             return
-        longest = max(layers[0][0].shape[1] for _, layers in placed)
+        longest = max(row.fed for row, _ in placed)
         n = len(self.rows)
-        if not self.keys:  # empty buffers shaped like the rows' layers, to be sized below
-            some = placed[0][1]
-            self.keys = [k.new_zeros((len(placed), k.shape[0], 0, k.shape[2])) for k, _ in some]
-            self.values = [torch.zeros_like(k) for k in self.keys]
-        if n + len(placed) > self.keys[0].shape[0] or longest > self.end:
-            rows = self.keys[0].shape[0]
+        if not self.buffers:  # empty buffers shaped like the rows' layers, to be sized below
+            self.buffers = [tuple(t.new_zeros((len(placed), t.shape[0], 0, t.shape[2]) if kind == ATTENTION
+                                              else (len(placed), *t.shape)) for t in layer)
+                            for kind, layer in zip(self.kinds, placed[0][1])]
+        rows, _ = self.capacity
+        if n + len(placed) > rows or longest > self.end:
             self._reallocate(rows if n + len(placed) <= rows else n + len(placed) + n // 4, longest)
         for row, layers in placed:
-            n, length = len(self.rows), layers[0][0].shape[1]
-            for keys, values, (k, v) in zip(self.keys, self.values, layers):
-                keys[n, :, self.end - length:self.end] = k
-                values[n, :, self.end - length:self.end] = v
+            n, length = len(self.rows), row.fed
+            for kind, buffers, tensors in zip(self.kinds, self.buffers, layers):
+                for buffer, tensor in zip(buffers, tensors):
+                    if kind == ATTENTION:
+                        buffer[n, :, self.end - length:self.end] = tensor
+                    else:
+                        buffer[n] = tensor
             self.rows.append(row)
             self.first.append(self.end - length)
             self.positions.append(length)
             self.last.append(row.completion[-1])
             self.start = min(self.start, self.end - length)
 
-    def kept(self, slot: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """A row's keys and values per layer, (heads, tokens, dim): all it fed."""
+    def kept(self, slot: int) -> list[Layer]:
+        """A row's cache per layer: keys and values (heads, tokens, dim) of all it fed, or its states."""
         first = self.first[slot]
-        return [(k[slot, :, first:self.end], v[slot, :, first:self.end]) for k, v in zip(self.keys, self.values)]
+        return [(a[slot, :, first:self.end], b[slot, :, first:self.end]) if kind == ATTENTION else (a[slot], b[slot])
+                for kind, (a, b) in zip(self.kinds, self.buffers)]
 
     def free(self, slots: list[int]) -> None:
         """Remove finished rows: the last row moves into each one's place (highest first, so that the row
@@ -351,17 +452,21 @@ class RunningBatch:
             last = len(self.rows) - 1
             if slot != last:
                 first = self.first[last]
-                for buffer in (*self.keys, *self.values):
-                    buffer[slot, :, first:self.end] = buffer[last, :, first:self.end]
+                for kind, buffers in zip(self.kinds, self.buffers):
+                    for buffer in buffers:
+                        if kind == ATTENTION:
+                            buffer[slot, :, first:self.end] = buffer[last, :, first:self.end]
+                        else:
+                            buffer[slot] = buffer[last]
                 for column in (self.rows, self.first, self.positions, self.last):
                     column[slot] = column[last]
             for column in (self.rows, self.first, self.positions, self.last):
                 column.pop()
         if not self.rows:
-            self.__init__(self.device)
+            self.__init__(self.device, self.kinds)
             return
         self.start = min(self.first)
-        rows, columns = self.keys[0].shape[0], self.keys[0].shape[2]
+        rows, columns = self.capacity
         if (rows > 8 and len(self.rows) * 4 < rows) or (columns > 256 and (self.end - self.start) * 4 < columns):
             self._reallocate(len(self.rows), self.end - self.start)  # give memory back
 
@@ -373,11 +478,15 @@ class RunningBatch:
         right = max(64, width // 4)
         offset = left - self.end  # columns move right by this much
 
-        def moved(old: torch.Tensor) -> torch.Tensor:
+        def moved(kind: str, old: torch.Tensor) -> torch.Tensor:
+            if kind == LINEAR:
+                new = old.new_zeros((rows, *old.shape[1:]))
+                new[:n] = old[:n]
+                return new
             new = old.new_zeros((rows, old.shape[1], left + right, old.shape[3]))
             new[:n, :, self.start + offset:left] = old[:n, :, self.start:self.end]
             return new
 
-        self.keys, self.values = [moved(k) for k in self.keys], [moved(v) for v in self.values]
+        self.buffers = [(moved(kind, a), moved(kind, b)) for kind, (a, b) in zip(self.kinds, self.buffers)]
         self.first = [f + offset for f in self.first]
         self.start, self.end = self.start + offset, left

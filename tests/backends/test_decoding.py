@@ -8,7 +8,17 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from playpen.backends.decoding import Decoder, KVStore, supports_decoder
+from playpen.backends.decoding import ATTENTION, LINEAR, Decoder, KVStore, cache_kinds, supports_decoder
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Torch on one thread: on a machine shared with other busy processes, two threads waiting for each other
+    made these tests ten times slower (docs/benchmarks.md)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -104,18 +114,18 @@ def test_a_grouped_query_attention_model_gets_the_tokens_generate_gives(attentio
 
 
 def test_the_running_batch_gives_back_rows_and_columns_it_no_longer_uses():
-    from playpen.backends.decoding import Row, RunningBatch
+    from playpen.backends.decoding import ATTENTION, Row, RunningBatch
 
     def prefilled(length: int) -> tuple[Row, list]:
         return Row(length, list(range(length)), [1]), [(torch.ones(2, length, 4), torch.ones(2, length, 4))]
 
-    batch = RunningBatch(torch.device("cpu"))
+    batch = RunningBatch(torch.device("cpu"), [ATTENTION])
     batch.place([prefilled(300)] + [prefilled(10) for _ in range(39)])
-    assert batch.keys[0].shape[0] >= 40 and batch.end - batch.start == 300
+    assert batch.capacity[0] >= 40 and batch.end - batch.start == 300
     batch.free([0])  # the long row leaves: the window shrinks to the rows left
     assert batch.end - batch.start == 10
     batch.free(list(range(1, 39)))  # one row left: the buffers shrink
-    assert batch.active == 1 and batch.keys[0].shape[0] < 8 and batch.keys[0].shape[2] < 100
+    assert batch.active == 1 and batch.capacity[0] < 8 and batch.capacity[1] < 100
     assert torch.equal(batch.kept(0)[0][0], torch.ones(2, 10, 4))  # the row left kept its keys
 
 
@@ -192,3 +202,123 @@ def test_kept_caches_are_forgotten_when_the_weights_change(tiny):
         next(model.model.parameters()).mul_(1.01)
     model.generate_batch([follow], [previous])
     assert model.decoder.store.hits == 1  # the stale cache was dropped, the turn encoded afresh
+
+
+# Qwen3.5: gated DeltaNet (linear attention) layers between full-attention ones, whose per-row conv and recurrent
+# states the loop carries as it carries keys and values.
+
+def qwen35(attention: str = "sdpa", seed: int = 0):
+    """A random Qwen3.5 text model: linear, full, linear, full attention; grouped-query attention (2 key-value heads
+    for 4 query heads) and grouped value heads in the linear layers (2 key heads for 4 value heads)."""
+    from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
+
+    config = Qwen3_5TextConfig(vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                               num_attention_heads=4, num_key_value_heads=2, head_dim=8, full_attention_interval=2,
+                               linear_conv_kernel_dim=4, linear_num_key_heads=2, linear_num_value_heads=4,
+                               linear_key_head_dim=8, linear_value_head_dim=8, max_position_embeddings=1024)
+    torch.manual_seed(seed)
+    return Qwen3_5ForCausalLM._from_config(config, attn_implementation=attention).eval()
+
+
+def play_episodes(decoder: Decoder, openings: list[list[int]], turns: int, *, batch_size: int, n: int,
+                  seed: int = 0) -> list[list[tuple[list[int], list[int]]]]:
+    """Multi-turn play through the loop: each player's next prompt is its last prompt and answer plus a game
+    master's reply of random length, sent with the previous sequence to continue; players leave after different
+    numbers of turns. Per player, its (prompt, answer) of every turn."""
+    rng = random.Random(seed)
+    leaves = [rng.randrange(2, turns + 1) for _ in openings]
+    prompts, previous = list(openings), [None] * len(openings)
+    played: list[list] = [[] for _ in openings]
+    for turn in range(turns):
+        here = [i for i in range(len(openings)) if turn < leaves[i]]
+        rng.shuffle(here)  # rows join in another order every turn
+        answers = decode(decoder, [(i, prompts[i], previous[i]) for i in here], batch_size=batch_size, n=n)
+        for i in here:
+            played[i].append((prompts[i], answers[i][0]))
+            previous[i] = prompts[i] + answers[i][0]
+            prompts[i] = previous[i] + [rng.randrange(3, 1000) for _ in range(rng.randrange(1, 12))]
+    return played
+
+
+def expected_answer(model, prompt: list[int], n: int, stops: set[int]) -> list[int]:
+    tokens = generate(model, [prompt], n)[0]
+    return tokens[:next((k + 1 for k, t in enumerate(tokens) if t in stops), len(tokens))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_qwen35_multi_turn_episodes_get_the_tokens_generate_gives(attention):
+    """Nine players over four turns, five rows at a time: rows join mid-generation, stop at different steps (rows
+    move into finished rows' places), leave the game after different turns, and continue their kept states with
+    new parts of different lengths. Every answer is `generate`'s on the whole chat, token for token."""
+    model = qwen35(attention)
+    assert cache_kinds(model) == [LINEAR, ATTENTION, LINEAR, ATTENTION]
+    openings = random_prompts(9, seed=8)
+    stops = {t for p in openings[:3] for t in generate(model, [p], 10)[0][2:4]}
+    decoder = Decoder(model, pad_id=0, stop_ids=stops)
+    played = play_episodes(decoder, openings, turns=4, batch_size=5, n=10)
+    for player, turns in enumerate(played):
+        for turn, (prompt, answer) in enumerate(turns):
+            assert answer == expected_answer(model, prompt, 10, stops), (player, turn)
+    continued = sum(len(turns) - 1 for turns in played)
+    assert decoder.store.hits == continued > 9  # every later turn continued its player's kept states
+    # a later turn encoded only its new part (no kept token recomputed: a state cannot go back)
+    new_tokens = sum(len(p) for p in openings) + sum(len(turns[t][0]) - len(turns[t - 1][0]) - len(turns[t - 1][1]) + 1
+                                                    for turns in played for t in range(1, len(turns)))
+    assert decoder.prefilled_tokens == new_tokens
+
+
+def test_qwen35_states_of_rows_that_move_are_their_own():
+    """The test above catches rows' states mixed up: with the linear-attention states of a row moving into a
+    finished row's place left behind (the keys and values moved), the same episodes give other tokens."""
+    from playpen.backends import decoding
+
+    model = qwen35()
+    openings = random_prompts(9, seed=8)
+    stops = {t for p in openings[:3] for t in generate(model, [p], 10)[0][2:4]}
+
+    class KeysOnly(decoding.RunningBatch):
+        def free(self, slots):
+            kept = [(b[0].clone(), b[1].clone()) if kind == LINEAR else b for kind, b in zip(self.kinds, self.buffers)]
+            super().free(slots)
+            if self.rows:
+                for kind, (a, b), (old_a, old_b) in zip(self.kinds, self.buffers, kept):
+                    if kind == LINEAR and a.shape == old_a.shape:
+                        a.copy_(old_a)
+                        b.copy_(old_b)
+
+    played = play_episodes(Decoder(model, pad_id=0, stop_ids=stops), openings, turns=4, batch_size=5, n=10)
+    original, decoding.RunningBatch = decoding.RunningBatch, KeysOnly
+    try:
+        broken = play_episodes(Decoder(model, pad_id=0, stop_ids=stops), openings, turns=4, batch_size=5, n=10)
+    finally:
+        decoding.RunningBatch = original
+    assert broken != played
+
+
+def test_qwen35_continuations_are_encoded_in_passes_of_equal_new_lengths():
+    """Kept states continue only where the new tokens follow them directly: rows whose new parts differ in length
+    are encoded in separate passes (no padding between a state and its row's tokens), identical lengths together."""
+    model = qwen35(seed=1)
+    prompts = random_prompts(6, seed=9)
+    decoder = Decoder(model, pad_id=0, stop_ids=set())
+    first = decode(decoder, [(i, p, None) for i, p in enumerate(prompts)], batch_size=6, n=6)
+    previous = [p + first[i][0] for i, p in enumerate(prompts)]
+    extra = [3, 3, 5, 5, 5, 8]  # new tokens per row: three lengths
+    second = [prev + list(range(10, 10 + k)) for prev, k in zip(previous, extra)]
+    passes = decoder.prefill_passes
+    answers = decode(decoder, [(i, p, previous[i]) for i, p in enumerate(second)], batch_size=6, n=6)
+    assert decoder.prefill_passes - passes == 3 and decoder.store.hits == 6
+    assert [answers[i][0] for i in range(6)] == [generate(model, [p], 6)[0] for p in second]
+
+
+def test_only_known_linear_attention_layers_use_the_decoding_loop():
+    """Qwen3.5 and Qwen3-Next carry their states through the loop; a recurrent architecture the loop was not
+    checked against (Mamba's different states and padding) uses generate."""
+    from transformers import MambaConfig, Qwen3NextConfig
+
+    assert supports_decoder(qwen35())
+    next_config = Qwen3NextConfig(vocab_size=64, hidden_size=16, num_hidden_layers=4, num_attention_heads=2,
+                                  num_key_value_heads=1, intermediate_size=32, num_experts=2, head_dim=8)
+    assert cache_kinds(SimpleNamespace(config=next_config)) == [LINEAR, LINEAR, LINEAR, ATTENTION]
+    assert not supports_decoder(SimpleNamespace(config=MambaConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2)))

@@ -106,3 +106,25 @@ def test_both_logprob_paths_agree(tiny, monkeypatch):
     for a, b in zip(from_logits, from_pass):
         assert a.completion_ids == b.completion_ids
         assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-4)
+
+
+@pytest.mark.slow
+def test_a_qwen35_model_plays_turns_through_the_decoding_loop_as_generate_would(in_tmp_cwd):
+    """Qwen3.5's hybrid layers (`create-tiny --architecture qwen3_5`): HFModel decodes through Playpen's loop, a next
+    turn continues the kept states, and the answers are those of `"decoding": "generate"`, token for token."""
+    from playpen.tiny import TinyConfig, build_tiny_model
+
+    path = build_tiny_model(in_tmp_cwd / "tiny35", TinyConfig(architecture="qwen3_5", layers=4, seed=3))
+    register_model(registry_entry("tiny35", path))
+    register_model(registry_entry("tiny35-generate", path) | {"model_config": {"decoding": "generate"}})
+    loop, reference = (load_model(resolve_model_spec(name), max_tokens=10) for name in ("tiny35", "tiny35-generate"))
+    assert loop.decoder is not None and reference.decoder is None
+    assert loop.decoder.kinds == ["linear", "attention", "linear", "attention"]
+    first = loop.generate_batch(CHATS)
+    assert [g.completion_ids for g in first] == [g.completion_ids for g in reference.generate_batch(CHATS)]
+    follow = [chat + [{"role": "assistant", "content": g.text}, {"role": "user", "content": "And now?"}]
+              for chat, g in zip(CHATS, first)]
+    previous = [g.prompt_ids + g.completion_ids for g in first]
+    second = loop.generate_batch(follow, previous)
+    assert loop.decoder.store.hits == 2
+    assert [g.completion_ids for g in second] == [g.completion_ids for g in reference.generate_batch(follow, previous)]
