@@ -248,6 +248,10 @@ def test_the_grpo_trainer_shares_prefixes_unless_told_not_to(tiny):
                                                                      compute_entropy=True)
     assert calls.rows[0][0] == 1  # the prompt, once
     calls.rows.clear()
+    with torch.no_grad():  # old and reference log-probs: in training mode, checkpointing on, no gradients
+        trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, width)
+    assert calls.rows[0][0] == 1
+    calls.rows.clear()
     trainer.shared_prefix = False
     plain, plain_entropies, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, width,
                                                                                 compute_entropy=True)
