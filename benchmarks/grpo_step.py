@@ -174,8 +174,9 @@ def run_side(samples_file: Path, side: str, out: Path, threads: int) -> dict:
         trainer.current_gradient_accumulation_steps = 1  # set by the training loop around compute_loss
         batch = trainer._generate_and_score_completions([{"prompt": prompt}] * group)
         # A small model's group often has one reward throughout (all aborted), hence zero advantages and zero
-        # gradients: fixed, different advantages per sample make the gradients comparable (the cost is the same).
-        spread = torch.linspace(-1.0, 1.0, group, device=batch["advantages"].device)[:, None]
+        # gradients: fixed advantages, different per sample and not summing to zero (a scripted group's samples
+        # are alike), make the gradients comparable; the cost is the same.
+        spread = torch.linspace(-0.5, 1.0, group, device=batch["advantages"].device)[:, None]
         batch["advantages"] = spread * torch.ones_like(batch["advantages"])
         trainer.compute_loss(trainer.model, warm_up_batch(batch, group)).backward()  # first calls are slower
         trainer.model.zero_grad(set_to_none=True)

@@ -37,12 +37,16 @@ logger = logging.getLogger(__name__)
 
 class PrefixLayer(DynamicLayer):
     """One attention layer's keys and values of the shared prompts. While recording (the prompts' forward) it
-    keeps what the layer computed and returns it; while reading (the continuations' forward) it returns its
-    states followed by the new ones. It never grows, so running a forward twice gives the same states."""
+    keeps what the layer computed and returns it; while reading (the continuations' forward) it returns row
+    i's prompt states (`rows[i]`), followed by the new ones. It never grows, so running a forward twice gives
+    the same states. The rows' copies are made in the layer's own forward, so with gradient checkpointing
+    they live only while it runs."""
 
-    def __init__(self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None):
+    def __init__(self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None,
+                 rows: torch.Tensor | None = None):
         super().__init__()
         self.recording = keys is None
+        self.rows = rows
         if keys is not None:
             self.keys, self.values, self.device, self.is_initialized = keys, values, keys.device, True
 
@@ -52,7 +56,9 @@ class PrefixLayer(DynamicLayer):
             self.keys, self.values, self.device, self.is_initialized = (key_states, value_states,
                                                                        key_states.device, True)
             return key_states, value_states
-        return torch.cat([self.keys, key_states], dim=-2), torch.cat([self.values, value_states], dim=-2)
+        # index_select's backward sums each row's gradient into the prompt it read
+        return (torch.cat([self.keys.index_select(0, self.rows), key_states], dim=-2),
+                torch.cat([self.values.index_select(0, self.rows), value_states], dim=-2))
 
     def get_seq_length(self) -> int:
         # while recording, the states are the forward's own: nothing precedes them
@@ -71,8 +77,7 @@ class SharedPrefixCache(Cache):
         missing = [i for i, layer in enumerate(self.layers) if layer.keys is None]
         if missing:  # a layer dropped the cache (a model this module does not know): never continue without it
             raise RuntimeError(f"shared-prefix forward: layers {missing} recorded no keys and values")
-        return SharedPrefixCache(layers=[PrefixLayer(layer.keys.index_select(0, rows.to(layer.keys.device)),
-                                                     layer.values.index_select(0, rows.to(layer.values.device)))
+        return SharedPrefixCache(layers=[PrefixLayer(layer.keys, layer.values, rows.to(layer.keys.device))
                                          for layer in self.layers])
 
 
