@@ -12,7 +12,9 @@ positions and the padding mask are those of the whole row, so every token sees e
 rotary positions it sees in the per-sample forward: log-probs, entropies and gradients are the same, to float
 rounding (tests/trainers/test_prefix.py). The compute saved is the prompt's layers for all but one sample of
 each group, which is most of a step where prompts are long and answers short (referencegame); the memory
-saved is the prompt's activations for all but one sample (its keys and values are still kept per row).
+saved is the prompt's activations for all but one sample (each row still reads its own copy of the prompt's
+keys and values, made inside each layer's forward). Both forwards go through the model as given (DDP, PEFT
+and accelerate wrappers included), the prompts' through the model's own head on their last position only.
 
 Both forwards also work under gradient checkpointing: the cache never grows (recording keeps a layer's last
 states, reading concatenates without storing), so a checkpointed layer's recomputation sees what its forward
@@ -25,14 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
 from collections.abc import Callable, Iterator
 
 import torch
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 from transformers.modeling_layers import GradientCheckpointingLayer
-
-logger = logging.getLogger(__name__)
 
 
 class PrefixLayer(DynamicLayer):
