@@ -563,8 +563,8 @@ class PlaypenGRPOTrainer(GRPOTrainer):
     TRL's forward."""
 
     def __init__(self, *args, shared_prefix: bool = True, **kwargs):
-        super().__init__(*args, **kwargs)
         self.shared_prefix = shared_prefix
+        super().__init__(*args, **kwargs)
         self.game_scale = GameScale()
         self.flat_groups = 0
         self.all_groups = 0
