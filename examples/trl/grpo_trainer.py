@@ -20,6 +20,10 @@ With `async_rollout`, step n+1's episodes are played in a background thread (by 
 a second copy of the model) while step n optimises; they are then one rollout off-policy, and each sample's
 loss is weighted by TRL's importance-sampling ratio pi_current / pi_snapshot (`importance_sampling`: its mode,
 capped at 3). training.json's "timing" says where the time went (play, wait, optimise, steps per second).
+
+The episodes of a group share their first prompt: it is forwarded once per group and the samples'
+continuations are attached to its keys and values (`shared_prefix`, on by default: the same loss and
+gradients as one forward per sample; `--set shared_prefix=false` for TRL's own forward).
 """
 
 from datasets import Dataset
@@ -61,6 +65,7 @@ class GameGRPO(PlaypenTrainer):
     vllm_mode = "colocate"
     async_rollout = False  # play step n+1 while step n optimises (one rollout off-policy, importance-weighted)
     importance_sampling = "token_truncate"  # async_rollout: how off-policy samples are weighted (TRL's modes)
+    shared_prefix = True  # forward each group's shared prompt once (same loss and gradients, less compute)
 
     def learn(self):
         if self.async_rollout and self.use_vllm:
@@ -86,6 +91,7 @@ class GameGRPO(PlaypenTrainer):
         lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM") if self.lora else None
         trainer = PlaypenGRPOTrainer(
             model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=config,
-            train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout, peft_config=lora)
+            train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout, peft_config=lora,
+            shared_prefix=self.shared_prefix)
         self.train(trainer)
         self.finish(trainer, adapter=self.lora)

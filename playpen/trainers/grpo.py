@@ -47,6 +47,7 @@ from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json
 from playpen.play import note_playing_alone, one_player_games
+from playpen.trainers import prefix
 
 logger = logging.getLogger(__name__)
 
@@ -570,9 +571,16 @@ class PlaypenGRPOTrainer(GRPOTrainer):
     With an asynchronous rollout (`GameRollout(async_rollout=True)`) it looks one rollout ahead in the data
     (`upcoming_prompts`), and corrects the off-policy samples with TRL's truncated importance-sampling ratio
     (`importance_weights`, configured by GRPOConfig's vllm_importance_sampling_* fields), which TRL itself
-    applies to vLLM samples only."""
+    applies to vLLM samples only.
 
-    def __init__(self, *args, **kwargs):
+    With `shared_prefix` (the default) each distinct prompt of a batch is forwarded once for all the samples
+    that start with it, the group's continuations attached to its keys and values (`playpen.trainers.prefix`):
+    the same log-probs and gradients as TRL's per-sample forward, for a fraction of the compute where prompts
+    are long. Multimodal rows, MoE auxiliary losses and models whose cache is not plain full attention take
+    TRL's forward."""
+
+    def __init__(self, *args, shared_prefix: bool = True, **kwargs):
+        self.shared_prefix = shared_prefix
         super().__init__(*args, **kwargs)
         self.game_scale = GameScale()
         self.flat_groups = 0
@@ -633,6 +641,17 @@ class PlaypenGRPOTrainer(GRPOTrainer):
         if not 0 <= position < len(self._ahead) or step >= self.state.max_steps:
             return None
         return [str(x["prompt"]) for x in self._ahead[position]], step
+
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **multimodal):
+        """TRL's per-token log-probs and entropies, each shared prompt forwarded once (`shared_prefix`)."""
+        if not self.shared_prefix or compute_aux_loss or any(v is not None for v in multimodal.values()):
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size=batch_size,
+                compute_entropy=compute_entropy, compute_aux_loss=compute_aux_loss, **multimodal)
+        logps, entropies = prefix.per_token_logps(model, input_ids, attention_mask, logits_to_keep, batch_size,
+                                                  compute_entropy, autocast=self.accelerator.autocast)
+        return logps, entropies, None
 
     def _generate_and_score_completions(self, inputs):
         output = super()._generate_and_score_completions(inputs)  # also puts the rollout's fields into inputs

@@ -1,0 +1,204 @@
+"""Shared-prefix training: the prompt a group of samples shares is forwarded once, not once per sample.
+
+Every sample of a GRPO group starts with the same prompt (the instance's first prompt; the rollout returns the
+rest of the episode as the completion), so TRL's per-sample forward computes that prompt G times. Here each
+distinct prompt of a batch is forwarded once, recording every layer's keys and values; those are then
+attached to the rows that share it (`index_select`, so the backward sums each row's gradient into its prompt)
+and the rows' continuations are forwarded on top of them, like decoding with a KV cache but differentiable.
+
+The continuation of a row starts at the prompt's last token, whose output predicts the first completion
+token, so TRL's scoring (its fused LM head, which scores each position's next token) runs unchanged on it;
+positions and the padding mask are those of the whole row, so every token sees exactly the keys, values and
+rotary positions it sees in the per-sample forward: log-probs, entropies and gradients are the same, to float
+rounding (tests/trainers/test_prefix.py). The compute saved is the prompt's layers for all but one sample of
+each group, which is most of a step where prompts are long and answers short (referencegame); the memory
+saved is the prompt's activations for all but one sample (each row still reads its own copy of the prompt's
+keys and values, made inside each layer's forward). Both forwards go through the model as given (DDP, PEFT
+and accelerate wrappers included), the prompts' through the model's own head on their last position only.
+
+Both forwards also work under gradient checkpointing: the cache never grows (recording keeps a layer's last
+states, reading concatenates without storing), so a checkpointed layer's recomputation sees what its forward
+saw, and the layers are allowed to keep it (`_can_checkpoint_with_cache`). Reentrant checkpointing would drop
+the gradient reaching a prompt through its keys and values, so there (and for models whose cache is not plain
+full attention: sliding windows, linear attention) the per-sample forward is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+
+import torch
+from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
+from transformers.modeling_layers import GradientCheckpointingLayer
+
+
+class PrefixLayer(DynamicLayer):
+    """One attention layer's keys and values of the shared prompts. While recording (the prompts' forward) it
+    keeps what the layer computed and returns it; while reading (the continuations' forward) it returns row
+    i's prompt states (`rows[i]`), followed by the new ones. It never grows, so running a forward twice gives
+    the same states. The rows' copies are made in the layer's own forward, so with gradient checkpointing
+    they live only while it runs."""
+
+    def __init__(self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None,
+                 rows: torch.Tensor | None = None):
+        super().__init__()
+        self.recording = keys is None
+        self.rows = rows
+        if keys is not None:
+            self.keys, self.values, self.device, self.is_initialized = keys, values, keys.device, True
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.recording:
+            self.keys, self.values, self.device, self.is_initialized = (key_states, value_states,
+                                                                       key_states.device, True)
+            return key_states, value_states
+        # index_select's backward sums each row's gradient into the prompt it read
+        return (torch.cat([self.keys.index_select(0, self.rows), key_states], dim=-2),
+                torch.cat([self.values.index_select(0, self.rows), value_states], dim=-2))
+
+    def get_seq_length(self) -> int:
+        # while recording, the states are the forward's own: nothing precedes them
+        return 0 if self.recording or self.keys is None else self.keys.shape[-2]
+
+
+class SharedPrefixCache(Cache):
+    """The keys and values of a batch's distinct prompts (`recorder`), and the same attached to each row
+    (`attach`): row i reads prompt `rows[i]`'s states."""
+
+    @classmethod
+    def recorder(cls, layers: int) -> SharedPrefixCache:
+        return cls(layers=[PrefixLayer() for _ in range(layers)])
+
+    def attach(self, rows: torch.Tensor) -> SharedPrefixCache:
+        missing = [i for i, layer in enumerate(self.layers) if layer.keys is None]
+        if missing:  # a layer dropped the cache (a model this module does not know): never continue without it
+            raise RuntimeError(f"shared-prefix forward: layers {missing} recorded no keys and values")
+        return SharedPrefixCache(layers=[PrefixLayer(layer.keys, layer.values, rows.to(layer.keys.device))
+                                         for layer in self.layers])
+
+
+def prefix_groups(prefix_ids: torch.Tensor, prefix_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which rows share a prefix: `rows` maps each row to its prefix, `first` each distinct prefix to the first
+    row holding it. Rows share a prefix when their real tokens and their padding are the same."""
+    keys = prefix_ids.masked_fill(prefix_mask == 0, -1)  # padding never makes two prefixes differ or agree
+    _, rows = torch.unique(keys, dim=0, return_inverse=True)
+    count = int(rows.max()) + 1 if rows.numel() else 0
+    order = torch.arange(len(rows), device=rows.device)
+    first = torch.full((count,), len(rows), device=rows.device, dtype=order.dtype)
+    first = first.scatter_reduce(0, rows, order, reduce="amin")
+    return rows, first
+
+
+def cache_layers(model: torch.nn.Module) -> int | None:
+    """How many attention layers the model's cache has, when every one is plain full attention (what
+    `PrefixLayer` stands in for); None otherwise (sliding windows, linear attention, no cache)."""
+    config = getattr(unwrap(model), "config", None)
+    if config is None:
+        return None
+    try:
+        layers = DynamicCache(config=config).layers
+    except Exception:  # a config the cache cannot read: not a model this module knows
+        return None
+    return len(layers) if layers and all(type(layer) is DynamicLayer for layer in layers) else None
+
+
+def unwrap(model: torch.nn.Module) -> torch.nn.Module:
+    """The transformers model under DDP/accelerate and PEFT wrappers."""
+    while hasattr(model, "module") and isinstance(model.module, torch.nn.Module):
+        model = model.module
+    get_base = getattr(model, "get_base_model", None)
+    return get_base() if callable(get_base) else model
+
+
+def checkpointed_layers(model: torch.nn.Module) -> list[GradientCheckpointingLayer]:
+    """The layers that gradient checkpointing recomputes in this forward (none without gradients)."""
+    if not (torch.is_grad_enabled() and model.training):
+        return []
+    return [m for m in model.modules() if isinstance(m, GradientCheckpointingLayer) and m.gradient_checkpointing]
+
+
+def reentrant(layers: list[GradientCheckpointingLayer]) -> bool:
+    """Whether the layers are checkpointed reentrantly (or in a way we cannot tell)."""
+    for layer in layers:
+        func = getattr(layer, "_gradient_checkpointing_func", None)
+        if not isinstance(func, functools.partial) or func.keywords.get("use_reentrant") is not False:
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def cache_through_checkpoints(layers: list[GradientCheckpointingLayer]) -> Iterator[None]:
+    """Let checkpointed layers keep the cache: they drop it otherwise, since a growing cache would be written a
+    second time by the recomputation, which `PrefixLayer` never is."""
+    for layer in layers:
+        layer._can_checkpoint_with_cache = True
+    try:
+        yield
+    finally:
+        for layer in layers:
+            vars(layer).pop("_can_checkpoint_with_cache", None)
+
+
+def supports_shared_prefix(model: torch.nn.Module) -> bool:
+    """Whether `per_token_logps` can share prefixes for this model now (else it runs the per-sample forward)."""
+    return cache_layers(model) is not None and not reentrant(checkpointed_layers(model))
+
+
+def scored_forward(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                   logits_to_keep: int, compute_entropy: bool, cache: Cache | None = None
+                   ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """TRL's scoring of a chunk through its fused LM head: the log-prob (and entropy) of each of the last
+    `logits_to_keep` tokens. `attention_mask` may be longer than `input_ids` by the cached prefix."""
+    labels = input_ids.masked_fill(attention_mask[:, -input_ids.size(1):] == 0, -100)
+    labels[:, :-logits_to_keep] = -100
+    extra = {} if cache is None else {"cache": cache, "use_cache": False}
+    outputs = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=True, **extra)
+    logps = outputs.log_probs[:, -logits_to_keep:]
+    return logps, outputs.entropy[:, -logits_to_keep:] if compute_entropy else None
+
+
+def shared_prefix_forward(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                          logits_to_keep: int, compute_entropy: bool, layers: int
+                          ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """One chunk: its distinct prompts forwarded once, then every row's continuation on its prompt's states.
+    Rows that share nothing take the per-sample forward."""
+    cut = input_ids.size(1) - logits_to_keep - 1  # the prompt's last token starts the continuation
+    if cut < 1 or logits_to_keep < 1:
+        return scored_forward(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
+    rows, first = prefix_groups(input_ids[:, :cut], attention_mask[:, :cut])
+    if len(first) == len(rows):
+        return scored_forward(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
+    checkpointed = checkpointed_layers(model)
+    with cache_through_checkpoints(checkpointed):
+        prompts = SharedPrefixCache.recorder(layers)
+        # only the states are wanted: the head projects a single position per prompt
+        model(input_ids=input_ids[first, :cut], attention_mask=attention_mask[first, :cut], cache=prompts,
+              use_cache=False, logits_to_keep=1)
+        return scored_forward(model, input_ids[:, cut:], attention_mask, logits_to_keep, compute_entropy,
+                              cache=prompts.attach(rows))
+
+
+def per_token_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    logits_to_keep: int, batch_size: int | None = None, compute_entropy: bool = False,
+                    autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+                    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """What TRL's `GRPOTrainer._get_per_token_logps_and_entropies` returns for text rows (prompts left-padded,
+    completions right-padded, the model carrying TRL's fused LM head), in chunks of `batch_size` rows as it
+    does, each chunk's shared prompts forwarded once. Models it cannot share prefixes for take the per-sample
+    forward."""
+    layers = cache_layers(model) if not reentrant(checkpointed_layers(model)) else None
+    batch_size = batch_size or input_ids.size(0)
+    logps, entropies = [], []
+    for start in range(0, input_ids.size(0), batch_size):
+        ids, mask = input_ids[start:start + batch_size], attention_mask[start:start + batch_size]
+        with autocast():
+            if layers is None:
+                chunk = scored_forward(model, ids, mask, logits_to_keep, compute_entropy)
+            else:
+                chunk = shared_prefix_forward(model, ids, mask, logits_to_keep, compute_entropy, layers)
+        logps.append(chunk[0])
+        entropies.append(chunk[1])
+    return torch.cat(logps), torch.cat(entropies) if compute_entropy else None
