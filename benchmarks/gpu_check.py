@@ -452,6 +452,12 @@ def main(argv: list[str] | None = None) -> dict:
     if getattr(args, "skipped_tests", None):
         report["tests"] = args.skipped_tests
     started = time.perf_counter()
+
+    def save() -> None:  # after every part, so that a run cut off at its time limit keeps what it measured
+        report["seconds"] = round(time.perf_counter() - started, 1)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
     with tempfile.TemporaryDirectory() as tmp:
         for name in dict.fromkeys(args.models + (args.grpo_models if "grpo" in args.parts else [])):
             parts = [p for p in ("decode", "grpo") if p in args.parts and name in (args.models if p == "decode"
@@ -480,15 +486,14 @@ def main(argv: list[str] | None = None) -> dict:
                     print(f"   {part}: FAILED {row[part]['error']}", flush=True)
                     if device == "cuda":
                         torch.cuda.empty_cache()
+                save()
             del loaded
             if device == "cuda":
                 torch.cuda.empty_cache()
         if "tests" in args.parts:
             report["tests"] = tests_part(args)
             print(f"== tests: {report['tests']['summary']} (exit {report['tests']['returncode']})", flush=True)
-    report["seconds"] = round(time.perf_counter() - started, 1)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save()
     print(f"figures in {args.out} ({report['seconds']} s)")
     return report
 
