@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers import AutoConfig, AutoTokenizer
@@ -29,3 +30,12 @@ def test_game_prompts_take_few_tokens(tiny_model_dir):
     prompt = (GAME_DIR / "resources" / "en" / "guesser.template").read_text()
     assert len(tokenizer(prompt)["input_ids"]) < len(prompt) / 2  # a trained BPE, not characters
     assert AutoConfig.from_pretrained(tiny_model_dir).max_position_embeddings >= 4096
+
+
+def test_an_unknown_architecture_is_refused_in_one_line():
+    from playpen.errors import PlaypenError
+    from playpen.tiny import TinyConfig, check_tiny_request
+
+    check_tiny_request("t", TinyConfig(architecture="qwen3_5"))
+    with pytest.raises(PlaypenError, match="--architecture 'mamba': choose one of llama, qwen3_5"):
+        check_tiny_request("t", TinyConfig(architecture="mamba"))
