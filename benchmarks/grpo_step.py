@@ -153,7 +153,8 @@ def run_side(samples_file: Path, side: str, out: Path, threads: int) -> dict:
 
     from playpen.registry import resolve_model_spec
     from playpen.trainers import PlaypenTrainer
-    from playpen.trainers.grpo import PlaypenGRPOTrainer, episode_reward
+    from playpen.trainers.credit import episode_reward
+    from playpen.trainers.grpo import PlaypenGRPOTrainer
 
     if threads:
         torch.set_num_threads(threads)

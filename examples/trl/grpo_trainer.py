@@ -33,14 +33,8 @@ from trl import GRPOConfig
 from playpen.backends import load_model
 from playpen.errors import PlaypenError
 from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
-from playpen.trainers.grpo import (
-    IMPORTANCE_SAMPLING_MODES,
-    EpisodeReward,
-    GameRollout,
-    PlaypenGRPOTrainer,
-    episode_reward,
-    instance_prompts,
-)
+from playpen.trainers.credit import IMPORTANCE_SAMPLING_MODES, EpisodeReward, episode_reward
+from playpen.trainers.grpo import GameRollout, PlaypenGRPOTrainer, instance_prompts
 
 
 class GameGRPO(PlaypenTrainer):

@@ -44,7 +44,8 @@ def test_the_cpu_sized_check_plays_both_families_and_takes_a_lora_grpo_step(gpu_
     assert report["tests"].startswith("skipped")
 
 
-def test_a_real_checkpoint_that_is_not_at_hand_is_skipped_with_a_note(gpu_check, in_tmp_cwd):
+def test_a_real_checkpoint_that_is_not_at_hand_is_skipped_with_a_note(gpu_check, in_tmp_cwd, monkeypatch):
+    monkeypatch.setenv("PLAYPEN_MODELS", str(in_tmp_cwd / "no-models"))  # make test fetches it: not here
     args = gpu_check.parse(["--out", "x.json", "--models", "smollm2-135m"])
     note = gpu_check.load("smollm2-135m", args, "cpu", torch.float32)
     assert isinstance(note, str) and note.startswith("skipped") and "playpen models fetch smollm2-135m" in note

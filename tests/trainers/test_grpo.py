@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from playpen.engine import EpisodeResult, EpisodeTask
-from playpen.trainers.grpo import EpisodeReward, episode_reward
+from playpen.trainers.credit import EpisodeReward, episode_reward
 
 FIXTURE_GAMES = Path(__file__).resolve().parents[1] / "fixtures" / "games"
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -132,7 +132,7 @@ def test_each_turn_return_reaches_exactly_the_tokens_of_its_turn():
 
 
 def test_turn_advantages_compare_the_same_turn_of_the_group():
-    from playpen.trainers.grpo import GameScale, Sample, token_advantages
+    from playpen.trainers.credit import GameScale, Sample, token_advantages
 
     # two samples of one group: turn 0 returns 1.0 vs 0.0, turn 1 returns 0.5 vs 0.5
     a = Sample([1.0, 1.0, 0.5], [0, 0, 1], "g", "Player 1", "wordle")
@@ -144,7 +144,7 @@ def test_turn_advantages_compare_the_same_turn_of_the_group():
 
 
 def test_roles_are_normalised_apart_and_partner_aborts_teach_nothing():
-    from playpen.trainers.grpo import GameScale, Sample, token_advantages
+    from playpen.trainers.credit import GameScale, Sample, token_advantages
 
     samples = [Sample([1.0], [0], "g", "Player 1", "referencegame"), Sample([0.0], [0], "g", "Player 1", "referencegame"),
                # Player 2's returns are all high: no variance within its role, so no advantage
@@ -160,7 +160,7 @@ def test_roles_are_normalised_apart_and_partner_aborts_teach_nothing():
 
 def test_games_with_different_score_ranges_weigh_alike():
     """One game's returns vary ten times more than another's; after per-game scaling their advantages match."""
-    from playpen.trainers.grpo import GameScale, Sample, token_advantages
+    from playpen.trainers.credit import GameScale, Sample, token_advantages
 
     scale = GameScale()
     samples = [Sample([r], [0], f"{game}{k}", "Player 1", game)
@@ -173,7 +173,7 @@ def test_games_with_different_score_ranges_weigh_alike():
 
 
 def test_who_spoiled_an_aborted_episode():
-    from playpen.trainers.grpo import learner_at_fault
+    from playpen.trainers.credit import learner_at_fault
 
     learner = _player("Player 1", [([1], [2], 0, 1)])
     partner = _player("Player 2", [([1], [3], 0, 2)])
@@ -262,7 +262,7 @@ def test_the_rollout_logprobs_are_what_the_trainer_computes(tiny):
 
 
 def test_importance_weights_follow_trls_modes():
-    from playpen.trainers.grpo import importance_weights
+    from playpen.trainers.credit import importance_weights
 
     current = torch.zeros(2, 3)
     sampling = torch.tensor([[-math.log(2), math.log(2), -5.0], [0.0, float("nan"), -math.log(2)]])
@@ -287,7 +287,8 @@ def test_off_policy_samples_are_weighted_by_the_importance_ratio_in_the_loss(tin
 
     from playpen.registry import resolve_model_spec
     from playpen.trainers import PlaypenTrainer
-    from playpen.trainers.grpo import GameScale, PlaypenGRPOTrainer
+    from playpen.trainers.credit import GameScale
+    from playpen.trainers.grpo import PlaypenGRPOTrainer
 
     prompt, completion, mask = [5, 6, 7], [11, 12, 13, 14, 15, 16], [1, 1, 0, 0, 1, 1]
     weights = [2.0, 0.5, 10.0, 1.0]  # what the policy's probability is over the sampler's, per sample

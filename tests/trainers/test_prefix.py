@@ -225,7 +225,8 @@ def test_the_grpo_trainer_shares_prefixes_unless_told_not_to(tiny):
 
     from playpen.registry import resolve_model_spec
     from playpen.trainers import PlaypenTrainer
-    from playpen.trainers.grpo import PlaypenGRPOTrainer, episode_reward
+    from playpen.trainers.credit import episode_reward
+    from playpen.trainers.grpo import PlaypenGRPOTrainer
 
     base = PlaypenTrainer(resolve_model_spec(tiny))
     model, tokenizer = base.load_learner()
