@@ -85,7 +85,7 @@ DEFAULT_MODEL = "tiny"  # the real model's plan is not yet shown to learn by GRP
 def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
     """The quickstart's steps; tests/test_demo.py checks that each `call` is what `playpen <argv>` calls."""
     from playpen.eval.clemscore import headline
-    from playpen.eval.report import write_report
+    from playpen.eval.report import write_report_tables
     from playpen.fetch import fetch
     from playpen.play import play, print_summary, summarize
     from playpen.tiny import create_tiny
@@ -106,7 +106,8 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
                             str(plan.max_tokens), "-r", folder], call)
 
     def report() -> None:
-        print(headline(write_report([folder for _, _, folder in plan.stages], "report")))
+        for table in write_report_tables([folder for _, _, folder in plan.stages], "report").values():
+            print(headline(table))
 
     (_, start, before), (_, tuned, after_sft), (_, _, after) = plan.stages
     if plan.model == "tiny":
@@ -148,7 +149,7 @@ def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
     out.mkdir(parents=True)
     (out / MARKER).write_text("written by `playpen demo`; the next demo run deletes this folder\n")
     if model not in PLANS:
-        raise PlaypenError(f"the demo knows no model {model!r}: choose {' or '.join(PLANS)} (--tiny)")
+        raise PlaypenError(f"the demo knows no model {model!r}: choose {' or '.join(PLANS)} (--model)")
     plan = PLANS[model]
     previous = Path.cwd()
     os.chdir(out)

@@ -195,9 +195,9 @@ def test_a_demo_folder_is_recreated_but_nothing_else_is_deleted(in_tmp_cwd, monk
     from playpen import demo
 
     calls = []
-    monkeypatch.setattr(demo, "steps", lambda: [])
-    monkeypatch.setattr(demo, "_summary", lambda seconds: calls.append(seconds) or {})
-    monkeypatch.setattr(demo, "_plot", lambda summary: None)
+    monkeypatch.setattr(demo, "steps", lambda plan: [])
+    monkeypatch.setattr(demo, "_summary", lambda plan, seconds: calls.append(seconds) or {})
+    monkeypatch.setattr(demo, "_plot", lambda plan, summary: None)
     monkeypatch.setattr(demo, "_print_table", lambda summary: None)
     demo.run_demo(Path("demo-output"))
     (Path("demo-output") / "old.txt").write_text("from the last run")

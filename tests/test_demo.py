@@ -74,7 +74,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
                             problem=lambda: None)
     recorder(playpen.play, "play", ([], stats, Path("results")))
     recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o"))
-    recorder(playpen.eval.report, "write_report", None)
+    recorder(playpen.eval.report, "write_report_tables", {"clem": None})
     monkeypatch.setattr(playpen.eval.clemscore, "headline", lambda table: "clemscore")
     monkeypatch.setattr(playpen.cli, "_quiet_clemcore", lambda: None)
     for step in steps(PLANS[model]):
