@@ -187,3 +187,12 @@ def write_instances(game_dir: str, experiments: list[dict], out: str | None = No
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"experiments": experiments}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return str(path)
+
+
+def generator_main(generate, description: str) -> None:
+    """The command line of a static benchmark's instancegenerator.py: `-o FILE`, else the game's in/ file."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("-o", "--out", help="instances file to write (default: the game's in/instances.json)")
+    print(generate(parser.parse_args().out))

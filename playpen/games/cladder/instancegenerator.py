@@ -11,10 +11,9 @@ Playpen's own questions in CLadder's form (experiment `playpen_examples`, for of
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from playpen.games.staticbench import hub_rows, write_instances
+from playpen.games.staticbench import generator_main, hub_rows, write_instances
 
 DATASET = "clembench-playpen/cladder"
 CONFIG = "full_v1.5_default"
@@ -36,9 +35,7 @@ def generate(out: str | None = None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--out", help="instances file to write (default: the game's in/instances.json)")
-    print(generate(parser.parse_args().out))
+    generator_main(generate, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -10,11 +10,10 @@ all 171.
 
 from __future__ import annotations
 
-import argparse
 import ast
 from pathlib import Path
 
-from playpen.games.staticbench import hub_rows, write_instances
+from playpen.games.staticbench import generator_main, hub_rows, write_instances
 
 DATASET = "pbevan11/EQ-Bench"
 GAME_DIR = Path(__file__).parent
@@ -37,9 +36,7 @@ def generate(out: str | None = None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-o", "--out", help="instances file to write (default: the game's in/instances.json)")
-    print(generate(parser.parse_args().out))
+    generator_main(generate, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
