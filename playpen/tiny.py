@@ -47,11 +47,26 @@ class TinyConfig:
 ARCHITECTURES = ("llama", "qwen3_5")
 
 
+def _evaluation_only(path: Path) -> bool:
+    """Files of the evaluation-only games (the LM Playschool 2026 out-of-domain games and static benchmarks):
+    their folders, and wordle-crazy's files inside wordle's. The tiny model's tokenizer is fitted to the games
+    it can be trained on; megabytes of benchmark questions would only change its merges."""
+    folder = GAMES_DIR / path.relative_to(GAMES_DIR).parts[0]
+    spec_file = folder / "clemgame.json"
+    if spec_file.is_file():
+        specs = json.loads(spec_file.read_text(encoding="utf-8"))
+        specs = specs if isinstance(specs, list) else [specs]
+        tags = [set(spec.get("benchmark", [])) for spec in specs]
+        if tags and all(t & {"playschool2026-ood", "playschool2026-static"} for t in tags):
+            return True
+    return "crazy" in path.name
+
+
 def game_text_corpus() -> list[str]:
-    """Every text file of the packaged games: prompts, instances, word lists."""
+    """Every text file of the packaged games that can be trained on: prompts, instances, word lists."""
     texts = []
     for path in sorted(GAMES_DIR.rglob("*")):
-        if path.suffix in (".template", ".json", ".txt", ".tsv") and path.is_file():
+        if path.suffix in (".template", ".json", ".txt", ".tsv") and path.is_file() and not _evaluation_only(path):
             text = path.read_text(encoding="utf-8")
             if path.suffix == ".json":  # the strings, not the JSON syntax
                 texts.extend(_strings(json.loads(text)))
