@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from collections.abc import Iterable
 from pathlib import Path
 from string import Template
 
@@ -142,23 +143,31 @@ class CleanUpInstanceGenerator(GameInstanceGenerator):
                     instance.update(modality="text", language="en", max_penalties=max_penalties,
                                     max_rounds=max_rounds, empty_cells=free, total_cells=(rules.WIDTH - 2) ** 2,
                                     empty_symbol=rules.EMPTY, background=room)
-                    prompts = dict(messages["intermittent_prompts"])
-                    for key in ("penalty_counter", "round_counter"):
-                        prompts[key] = Template(prompts[key]).safe_substitute(max_penalties=max_penalties,
-                                                                              max_rounds=max_rounds)
-                    instance["intermittent_prompts"] = prompts
-                    instance["parse_errors"] = dict(messages["parse_errors"])
-                    instance["move_messages"] = dict(messages["move_messages"])
-                    instance["terminate_question"] = rules.TERMINATE_QUESTION
-                    instance["terminate_answer"] = rules.TERMINATE_ANSWER
-                    instance["objects_1"] = rules.as_entries(one)
-                    instance["objects_2"] = rules.as_entries(two)
-                    names = ", ".join(f"'{obj}'" for obj in ids)
-                    for key, objects in (("p1", one), ("p2", two)):
-                        text = Template(prompt).safe_substitute(
-                            grid=rules.render(room, objects).rstrip("\n"), objects=names,
-                            max_penalties=max_penalties, max_rounds=max_rounds)
-                        instance[f"{key}_initial_prompt"] = text + "\n\n" + starts[f"{key}_start"]
+                    add_messages_and_prompts(instance, messages, prompt, starts, one, two, ids)
+
+
+def add_messages_and_prompts(instance: dict, messages: dict, prompt: str, starts: dict[str, str], one: dict,
+                             two: dict, names: Iterable[str], restricted: list[str] | None = None) -> None:
+    """The game master's messages, both players' objects and their first prompts, for an instance whose
+    settings (max_penalties, max_rounds, background) are set: shared by clean_up and st_clean_up."""
+    max_penalties, max_rounds = instance["max_penalties"], instance["max_rounds"]
+    prompts = dict(messages["intermittent_prompts"])
+    for key in ("penalty_counter", "round_counter"):
+        prompts[key] = Template(prompts[key]).safe_substitute(max_penalties=max_penalties, max_rounds=max_rounds)
+    instance["intermittent_prompts"] = prompts
+    instance["parse_errors"] = dict(messages["parse_errors"])
+    instance["move_messages"] = dict(messages["move_messages"])
+    instance["terminate_question"] = rules.TERMINATE_QUESTION
+    instance["terminate_answer"] = rules.TERMINATE_ANSWER
+    if restricted is not None:
+        instance["restricted_patterns"] = list(restricted)
+    instance["objects_1"] = rules.as_entries(one)
+    instance["objects_2"] = rules.as_entries(two)
+    listed = ", ".join(f"'{obj}'" for obj in names)
+    for key, objects in (("p1", one), ("p2", two)):
+        text = Template(prompt).safe_substitute(grid=rules.render(instance["background"], objects).rstrip("\n"),
+                                                objects=listed, max_penalties=max_penalties, max_rounds=max_rounds)
+        instance[f"{key}_initial_prompt"] = text + "\n\n" + starts[f"{key}_start"]
 
 
 def main() -> None:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from string import Template
 
 from clemcore.clemgame import GameInstanceGenerator
 
 from playpen.games.clean_up import rules
+from playpen.games.clean_up.instancegenerator import add_messages_and_prompts
 
 GAME_DIR = Path(__file__).resolve().parent
 RESTRICTED = ["[0-9]+", "row", "column", "line"]
@@ -53,24 +53,7 @@ class StCleanUpInstanceGenerator(GameInstanceGenerator):
                 instance = self.add_game_instance(experiment, game_id)
                 instance.update(modality="semantic_text", language="en", max_penalties=max_penalties,
                                 max_rounds=max_rounds, empty_symbol=rules.EMPTY, background=background)
-                prompts = dict(messages["intermittent_prompts"])
-                for key in ("penalty_counter", "round_counter"):
-                    prompts[key] = Template(prompts[key]).safe_substitute(max_penalties=max_penalties,
-                                                                          max_rounds=max_rounds)
-                instance["intermittent_prompts"] = prompts
-                instance["parse_errors"] = dict(messages["parse_errors"])
-                instance["move_messages"] = dict(messages["move_messages"])
-                instance["terminate_question"] = rules.TERMINATE_QUESTION
-                instance["terminate_answer"] = rules.TERMINATE_ANSWER
-                instance["restricted_patterns"] = list(RESTRICTED)
-                instance["objects_1"] = rules.as_entries(one)
-                instance["objects_2"] = rules.as_entries(two)
-                names = ", ".join(f"'{obj}'" for obj in one)
-                for key, objects in (("p1", one), ("p2", two)):
-                    text = Template(prompt).safe_substitute(
-                        grid=rules.render(background, objects).rstrip("\n"), objects=names,
-                        max_penalties=max_penalties, max_rounds=max_rounds)
-                    instance[f"{key}_initial_prompt"] = text + "\n\n" + starts[f"{key}_start"]
+                add_messages_and_prompts(instance, messages, prompt, starts, one, two, one, RESTRICTED)
 
 
 def main() -> None:
