@@ -35,6 +35,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 import torch
+import transformers.utils.generic
 from transformers.cache_utils import DynamicCache, DynamicLayer, LinearAttentionLayer
 
 ATTENTION, LINEAR = "attention", "linear"
@@ -42,6 +43,9 @@ ATTENTION, LINEAR = "attention", "linear"
 # conv and one recurrent state per layer, read and written through the cache's get/update_*_state, padding zeroed
 # before the layer's input projections
 LINEAR_ATTENTION_MODELS = {"qwen3_5_text", "qwen3_5_moe_text", "qwen3_next"}
+# The models' cache argument and output: `cache` since transformers 5.2x (`past_key_values` warns there), before
+# that `past_key_values`
+_CACHE = "cache" if hasattr(transformers.utils.generic, "_rename_kwargs_for_bc") else "past_key_values"
 
 # A layer's cache for one row: (keys, values), each (heads, tokens, dim), for a full-attention layer;
 # (conv state, recurrent state) for a linear-attention layer
@@ -343,9 +347,9 @@ class Decoder:
         past = DynamicCache(config=self.model.config)
         if layers is not None:
             past.layers = layers
-        output = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, past_key_values=past,
+        output = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, **{_CACHE: past},
                             use_cache=True, **({"logits_to_keep": 1} if keep_last else {}))
-        return output.logits.float(), output.past_key_values.layers
+        return output.logits.float(), getattr(output, _CACHE).layers
 
     @staticmethod
     def _sample(logits: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
