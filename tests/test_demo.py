@@ -13,7 +13,7 @@ from playpen.cli import main
 @pytest.mark.slow
 def test_demo_trains_the_tiny_model_into_playing_in_three_stages(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    main(["demo", "-o", "out"])
+    main(["demo", "--tiny", "-o", "out"])
     out = tmp_path / "out"
     summary = json.loads((out / "summary.json").read_text())
     before, sft, after = summary["before"], summary["sft"], summary["after"]

@@ -18,6 +18,7 @@ class LoraSFT(PlaypenTrainer):
     games = TRAINING_GAMES
     data = ""  # a JSONL of {messages, meta} samples or a playpen-data dataset id; empty: the experts' won episodes
     fresh_instances = 0  # > 0: the experts play this many freshly generated instances per game, not the train split
+    roles: list[str] = []  # only these game roles' turns (e.g. Instruction Giver,Describer); empty: every role
     epochs = 3.0
     max_steps = -1
     batch_size = 8
@@ -27,7 +28,7 @@ class LoraSFT(PlaypenTrainer):
     alpha = 32
 
     def learn(self):
-        samples = self.sft_samples(self.games, self.data, self.fresh_instances)  # experts' won episodes, or yours
+        samples = self.sft_samples(self.games, self.data, self.fresh_instances, self.roles)  # experts' won episodes, or yours
         model, tokenizer = self.load_learner()
         lora = LoraConfig(r=self.rank, lora_alpha=self.alpha, target_modules="all-linear", task_type="CAUSAL_LM")
         config = SFTConfig(

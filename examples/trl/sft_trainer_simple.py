@@ -21,6 +21,7 @@ class SimpleSFT(PlaypenTrainer):
     games = TRAINING_GAMES
     data = ""  # a JSONL of {messages, meta} samples or a playpen-data dataset id; empty: the experts' won episodes
     fresh_instances = 0  # > 0: the experts play this many freshly generated instances per game, not the train split
+    roles: list[str] = []  # only these game roles' turns (e.g. Instruction Giver,Describer); empty: every role
     epochs = 3.0
     max_steps = -1  # > 0 overrides epochs
     batch_size = 8
@@ -28,7 +29,7 @@ class SimpleSFT(PlaypenTrainer):
     learning_rate = 2e-5
 
     def learn(self):
-        samples = self.sft_samples(self.games, self.data, self.fresh_instances)  # experts' won episodes, or yours
+        samples = self.sft_samples(self.games, self.data, self.fresh_instances, self.roles)  # experts' won episodes, or yours
         model, tokenizer = self.load_learner()
         config = SFTConfig(
             num_train_epochs=self.epochs, max_steps=self.max_steps,

@@ -189,25 +189,34 @@ class PlaypenTrainer:
         state.wait_for_everyone()
         return folder
 
-    def sft_samples(self, games: list[str], data: str = "", fresh: int = 0):
+    def sft_samples(self, games: list[str], data: str = "", fresh: int = 0, roles: list[str] | None = None):
         """SFT data: one prompt-completion sample per assistant turn (the loss covers the learner's turns only,
         with any chat template) of `data` (a JSONL of {messages, meta} samples, e.g. from `playpen dataset
         conversational`, or a playpen-data id; samples whose meta names another game or an instance outside the
-        train split are left out) or, by default, of the experts' won episodes on the train split."""
+        train split are left out) or, by default, of the experts' won episodes on the train split. `roles`: only
+        the turns of these game roles (as episodes name them: "Instruction Giver", "Describer"), e.g. the roles
+        the learner will play; every role by default."""
         from playpen.data.episodes import conversational, load_playpen_data, prompt_completion, to_dataset
 
         how = ("give SFT data with --set data=FILE.jsonl, written by `playpen dataset conversational -r RESULTS -o "
                "FILE.jsonl --outcome success --split train` from episodes you recorded with `playpen play -g GAME "
                "-m MODEL --split train -r RESULTS`")
         if data:
-            rows = [row for row in load_playpen_data(data) if _for_training(row.get("meta") or {}, games)]
+            rows = [row for row in load_playpen_data(data) if _for_training(row.get("meta") or {}, games)
+                    and (not roles or (row.get("meta") or {}).get("game_role") in roles)]
             if not rows:
                 raise PlaypenError(f"no samples in {data} for {', '.join(games)}: samples of other games and of "
-                                   f"validation or test instances are left out; {how}")
+                                   f"validation or test instances (and, with --set roles, of other roles) are left out; {how}")
         else:
-            rows = conversational([self.expert_episodes(games, split="train", fresh=fresh)], games=games,
-                                  outcomes=["success"])
+            every = conversational([self.expert_episodes(games, split="train", fresh=fresh)], games=games,
+                                   outcomes=["success"])
+            rows = [row for row in every if not roles or row["meta"]["game_role"] in roles]
             missing = [g for g in games if not any(row["meta"]["game"] == g for row in rows)]
+            unplayed = [g for g in missing if any(row["meta"]["game"] == g for row in every)]
+            if unplayed:  # the game has episodes, none of them in the roles asked for
+                named = sorted({row["meta"]["game_role"] for row in every if row["meta"]["game"] in unplayed})
+                raise PlaypenError(f"--set roles: no turns of {', '.join(roles)} in {', '.join(unplayed)}, whose "
+                                   f"episodes' roles are {', '.join(named)}")
             if missing:  # a user's game seldom has an expert player, or a scorer to say it won
                 why = (f"the expert player won no train episode of {', '.join(missing)} (a game without an expert "
                        "player or without a scorer, like most of your own games, has none)")

@@ -125,6 +125,19 @@ def test_sft_on_a_game_without_expert_wins_says_how_to_give_data(in_tmp_cwd):
         trainer.sft_samples(["greeting"], data=str(other))
 
 
+def test_sft_on_chosen_roles_keeps_only_their_turns(in_tmp_cwd):
+    """`--set roles=...`: the turns of the roles the learner will play, from the experts' train episodes."""
+    trainer = Settings(learner=None)
+    every = trainer.sft_samples(["referencegame"])
+    givers = trainer.sft_samples(["referencegame"], roles=["Instruction Giver"])
+    assert 0 < len(givers) < len(every)
+    assert all("The first picture is the target" in row["prompt"][-1]["content"] for row in givers)
+    assert all(row["completion"][0]["content"].startswith("Expression:") for row in givers)
+    with pytest.raises(PlaypenError, match="no turns of Giver in referencegame, whose episodes' roles are "
+                                           "Instruction Follower, Instruction Giver"):
+        trainer.sft_samples(["referencegame"], roles=["Giver"])
+
+
 def test_the_curves_draw_play_and_optimise_seconds_when_logged(tmp_path):
     """One panel per curve family: loss and reward, plus a third with the seconds per step of an online run."""
     import matplotlib.image
