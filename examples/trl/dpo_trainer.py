@@ -9,12 +9,15 @@ instance (recorded in playpen-records/; the learner afresh on every run), and wh
 the better episode's answer is chosen at the first turn where the two diverge (`playpen dataset preference
 --level turn` builds the same pairs from any results folders). Only turn-level pairs: a whole-dialogue pair
 would also train on the game's messages, which TRL's DPO counts as completion. Registered as <learner>-dpo.
+PlaypenDPOTrainer is TRL's DPOTrainer forwarding each pair's prompt once for both answers (the same
+gradients; `--set shared_prefix=false` for TRL's forward).
 """
 
-from trl import DPOConfig, DPOTrainer
+from trl import DPOConfig
 
 from playpen.data.episodes import load_playpen_data, preference_pairs, to_dataset
 from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
+from playpen.trainers.dpo import PlaypenDPOTrainer
 
 
 class GameDPO(PlaypenTrainer):
@@ -26,6 +29,7 @@ class GameDPO(PlaypenTrainer):
     batch_size = 4
     learning_rate = 5e-6
     beta = 0.1
+    shared_prefix = True  # each pair's prompt forwarded once for both answers (false: TRL's forward of every row)
 
     def learn(self):
         if self.data:
@@ -39,7 +43,8 @@ class GameDPO(PlaypenTrainer):
             per_device_train_batch_size=self.batch_size, learning_rate=self.learning_rate, beta=self.beta,
             **self.trl_args(),
         )
-        trainer = DPOTrainer(model=model, processing_class=tokenizer, args=config,
-                             train_dataset=dataset.remove_columns([c for c in ("meta",) if c in dataset.column_names]))
+        trainer = PlaypenDPOTrainer(model=model, processing_class=tokenizer, args=config,
+                                    train_dataset=dataset.remove_columns([c for c in ("meta",) if c in dataset.column_names]),
+                                    shared_prefix=self.shared_prefix)
         self.train(trainer)
         self.finish(trainer)

@@ -16,6 +16,12 @@ saved is the prompt's activations for all but one sample (each row still reads i
 keys and values, made inside each layer's forward). Both forwards go through the model as given (DDP, PEFT
 and accelerate wrappers included), the prompts' through the model's own head on their last position only.
 
+DPO's pairs share their prompt in the same way, but TRL lays them out differently: each row is its prompt and
+answer, right-padded, chosen rows then rejected rows, and prompts of a batch differ in length. `PairForward`
+shifts every row so that the prompts end in the same column (positions kept, so rotary embeddings see what they
+saw), forwards each distinct prompt once and the answers on top, and lays each per-token output back where
+DPOTrainer reads it.
+
 Both forwards also work under gradient checkpointing: the cache never grows (recording keeps a layer's last
 states, reading concatenates without storing), so a checkpointed layer's recomputation sees what its forward
 saw, and the layers are allowed to keep it (`_can_checkpoint_with_cache`). Reentrant checkpointing would drop
@@ -202,3 +208,70 @@ def per_token_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_m
         logps.append(chunk[0])
         entropies.append(chunk[1])
     return torch.cat(logps), torch.cat(entropies) if compute_entropy else None
+
+
+def aligned_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor, cut: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """Right-padded rows re-laid so that row i's first `cut[i]` tokens end in one column (left-padded before it,
+    right-padded after): for each new column, the index of the old token it holds (`source`), whether it holds
+    one (`valid`), and that column (`width`, the widest cut)."""
+    width = int(cut.max())
+    lengths = attention_mask.sum(dim=1)
+    span = width + int((lengths - cut).max())
+    source = torch.arange(span, device=input_ids.device).unsqueeze(0) - (width - cut).unsqueeze(1)
+    valid = (source >= 0) & (source < lengths.unsqueeze(1))
+    return source.clamp(0, input_ids.size(1) - 1), valid, lengths, width
+
+
+class PairForward:
+    """The model as DPOTrainer calls it (`model(input_ids, attention_mask, labels=..., fused_lm_head=True)`, rows
+    right-padded, labels -100 outside the answers), with each distinct prompt forwarded once for all the rows that
+    start with it (a pair's chosen and rejected answer), the answers on its keys and values. Returns TRL's fused
+    output with every per-token field where the per-row forward puts it; anything else goes to the model as is."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.model = model
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+    def __call__(self, input_ids: torch.Tensor | None = None, attention_mask: torch.Tensor | None = None,
+                 labels: torch.Tensor | None = None, fused_lm_head: bool = False, use_cache: bool = False, **kwargs):
+        def whole():
+            return self.model(input_ids=input_ids, attention_mask=attention_mask, labels=labels,
+                              fused_lm_head=fused_lm_head, use_cache=use_cache, **kwargs)
+
+        if kwargs or not fused_lm_head or labels is None or input_ids is None or attention_mask is None:
+            return whole()  # images, router logits, logits: not a text batch this forward knows
+        layers = cache_layers(self.model) if not reentrant(checkpointed_layers(self.model)) else None
+        scored = labels != -100
+        if layers is None or not bool(scored.any(dim=1).all()):
+            return whole()
+        cut = scored.int().argmax(dim=1) - 1  # the prompt's last token starts the continuation
+        if bool((cut < 1).any()):
+            return whole()
+        source, valid, lengths, width = aligned_rows(input_ids, attention_mask, cut)
+        ids = input_ids.gather(1, source).masked_fill(~valid, 0)
+        mask = valid.to(attention_mask.dtype)
+        positions = source.masked_fill(~valid, 0)  # each token keeps its position in the per-row forward
+        rows, first = prefix_groups(ids[:, :width], mask[:, :width])
+        if len(first) == len(rows):
+            return whole()
+        shifted = labels.gather(1, source).masked_fill(~valid, -100)
+        with cache_through_checkpoints(checkpointed_layers(self.model)):
+            prompts = SharedPrefixCache.recorder(layers)
+            self.model(input_ids=ids[first, :width], attention_mask=mask[first, :width],
+                       position_ids=positions[first, :width], cache=prompts, use_cache=False, logits_to_keep=1)
+            outputs = self.model(input_ids=ids[:, width:], attention_mask=mask, position_ids=positions[:, width:],
+                                 labels=shifted[:, width:], fused_lm_head=True, cache=prompts.attach(rows),
+                                 use_cache=False)
+        # continuation column j scores old token cut + j + 1, which the per-row forward puts in column cut + j
+        column = torch.arange(input_ids.size(1) - 1, device=input_ids.device).unsqueeze(0) - cut.unsqueeze(1)
+        inside = (column >= 0) & (column < (lengths - cut - 1).unsqueeze(1))
+        per_token = outputs.log_probs.shape
+        column = column.clamp(0, per_token[1] - 1)
+        for name, value in list(outputs.items()):
+            if torch.is_tensor(value) and value.shape == per_token:
+                outputs[name] = torch.where(inside, value.gather(1, column), torch.zeros((), dtype=value.dtype,
+                                                                                         device=value.device))
+        return outputs

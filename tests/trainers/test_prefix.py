@@ -308,3 +308,139 @@ def test_the_real_model_gives_the_same_logps_and_gradients(smollm2, lora):
     actual = loss_and_grads(ours, model, ids, mask, width)
     assert calls.rows[:2] == [(2, ids.size(1) - width - 1), (4, width + 1)]
     assert_same(expected, actual, mask[:, -width:], rtol=1e-3)
+
+
+# ------------------------------------------------------------------------------------ DPO pairs
+
+
+def fused_dpo_llama(attn: str = "sdpa"):
+    """tiny_llama with the per-token fields DPOTrainer asks its fused head for."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                         tie_word_embeddings=True, attn_implementation=attn)
+    model = LlamaForCausalLM(config)
+    add_fused_lm_head(model, outputs=("log_probs", "entropy", "mean_logits", "is_top1"))
+    return model.train()
+
+
+def pairs_batch(pairs: list[tuple[list[int], list[int], list[int]]], pad: int = 0) -> dict[str, torch.Tensor]:
+    """TRL's own DPO batch (its collator): rows prompt+chosen, then prompt+rejected, right-padded; labels as
+    DPOTrainer makes them."""
+    from trl.trainer.dpo_trainer import DataCollatorForPreference
+
+    batch = DataCollatorForPreference(pad_token_id=pad)(
+        [{"prompt_ids": p, "chosen_ids": c, "rejected_ids": r} for p, c, r in pairs])
+    return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"],
+            "labels": batch["input_ids"].masked_fill(batch["completion_mask"] == 0, -100)}
+
+
+# prompts of three lengths (so every row is shifted differently), answers of several
+PAIRS = [([5, 9, 17, 23, 8], [11, 12, 3], [13, 3]), ([7, 33, 6], [21, 3], [31, 32, 33, 34, 3]),
+         ([4, 4, 40, 41, 42, 43, 44], [1, 3], [2, 2, 3])]
+
+
+def dpo_outputs_and_grads(model, forward, batch):
+    """DPOTrainer's forward on the batch: every per-token field, and the gradients of a loss weighting each
+    token's log-prob differently (a log-prob in the wrong column or row changes it)."""
+    model.zero_grad(set_to_none=True)
+    outputs = forward(**batch, fused_lm_head=True, use_cache=False)
+    weights = torch.linspace(-1.0, 1.5, outputs.log_probs.numel()).view_as(outputs.log_probs)
+    (outputs.log_probs * weights + 0.1 * outputs.entropy).sum().backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad}
+    assert grads and all(g is not None for g in grads.values())
+    return {k: v.detach() for k, v in outputs.items() if torch.is_tensor(v)}, grads
+
+
+def assert_same_dpo(expected, actual, rtol: float = 1e-4):
+    (out0, g0), (out1, g1) = expected, actual
+    assert out0.keys() == out1.keys() and {"log_probs", "entropy", "mean_logits", "is_top1"} <= out0.keys()
+    for name in out0:
+        torch.testing.assert_close(out1[name], out0[name], rtol=rtol, atol=1e-5, msg=name)
+    for name in g0:
+        scale = g0[name].abs().max().item()
+        torch.testing.assert_close(g1[name], g0[name], rtol=rtol, atol=rtol * max(scale, 1e-6), msg=name)
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+@pytest.mark.parametrize("checkpointing", [False, True])
+@pytest.mark.parametrize("lora", [False, True])
+def test_pair_forward_equals_dpos_per_row_forward(attn, checkpointing, lora):
+    model = fused_dpo_llama(attn)
+    if lora:
+        model = with_lora(model)
+    if checkpointing:
+        model.activation_checkpointing_enable()
+    batch = pairs_batch(PAIRS)
+    expected = dpo_outputs_and_grads(model, model, batch)
+    calls = Calls(model)
+    actual = dpo_outputs_and_grads(model, prefix.PairForward(model), batch)
+    # three prompts once each (aligned to the longest, without their last token), then six answers, each after
+    # its prompt's last token
+    prompt, answer = max(len(p) for p, _, _ in PAIRS) - 1, max(len(a) for _, *both in PAIRS for a in both) + 1
+    assert calls.rows[:2] == [(3, prompt), (6, answer)]
+    assert_same_dpo(expected, actual)
+
+
+def test_pair_forward_rows_reading_another_prompt_change_the_result(monkeypatch):
+    model = fused_dpo_llama()
+    batch = pairs_batch(PAIRS)
+    with torch.no_grad():
+        right = prefix.PairForward(model)(**batch, fused_lm_head=True).log_probs
+        real = prefix.prefix_groups
+        monkeypatch.setattr(prefix, "prefix_groups", lambda ids, mask: ((real(ids, mask)[0] + 1) % 3,
+                                                                        real(ids, mask)[1]))
+        wrong = prefix.PairForward(model)(**batch, fused_lm_head=True).log_probs
+    assert (right - wrong).abs().max() > 1e-2
+
+
+def test_pair_forward_leaves_what_it_does_not_know_to_the_model():
+    """Rows sharing no prompt, a row without an answer left (truncated), extra inputs, no fused head: the
+    model's own forward, once, on the rows as given."""
+    model = fused_dpo_llama().eval()
+    calls = Calls(model)
+    forward = prefix.PairForward(model)
+    with torch.no_grad():
+        alone = pairs_batch(PAIRS[:1])
+        alone["input_ids"] = alone["input_ids"][:1]  # the chosen row only: nothing shared
+        alone = {k: v[:1] for k, v in alone.items()}
+        forward(**alone, fused_lm_head=True)
+        truncated = pairs_batch(PAIRS)
+        truncated["labels"][0] = -100
+        forward(**truncated, fused_lm_head=True)
+        forward(**pairs_batch(PAIRS), fused_lm_head=True, output_attentions=False)
+        forward(input_ids=truncated["input_ids"], attention_mask=truncated["attention_mask"])
+    assert calls.rows == [(1, alone["input_ids"].size(1))] + [tuple(truncated["input_ids"].shape)] * 3
+    assert forward.config is model.config  # the rest of the model shows through
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lora", [False, True])
+def test_the_real_model_gives_dpo_the_same_logps_and_gradients(smollm2, lora):
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    path, tokenizer = smollm2
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="sdpa")
+    add_fused_lm_head(model, outputs=("log_probs", "entropy", "mean_logits", "is_top1"))  # as DPOTrainer does
+    model.train()
+    if lora:
+        model = with_lora(model)
+    model.activation_checkpointing_enable()  # DPOConfig's default
+
+    def answer(text: str) -> list[int]:
+        return tokenizer.encode(text, add_special_tokens=False) + [tokenizer.eos_token_id]
+
+    batch = pairs_batch([
+        (chat_prompt(tokenizer, "Describe the grid with X in the top left corner in one expression."),
+         answer("Expression: the grid whose first row is X □ □ □ □."), answer("Expression: X")),
+        (chat_prompt(tokenizer, "Guess a five-letter word."), answer("Guess: crane"), answer("crane, or maybe slate"))],
+        pad=tokenizer.pad_token_id)
+    expected = dpo_outputs_and_grads(model, model, batch)
+    calls = Calls(model)
+    actual = dpo_outputs_and_grads(model, prefix.PairForward(model), batch)
+    assert [rows for rows, _ in calls.rows[:2]] == [2, 4]
+    assert_same_dpo(expected, actual, rtol=1e-3)
