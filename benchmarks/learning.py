@@ -148,6 +148,30 @@ def build_start(model: str, profile: Profile) -> str:
     return f"{model}-{ALGORITHMS[profile.sft_example]}"
 
 
+def copy_ceiling(rows: int) -> float:
+    """The validation Quality of a Giver that copies the target's first `rows` rows exactly, the expert Follower
+    resolving them: where a distractor shares those rows the Follower's tie goes to the grid it lists first. The
+    start names the first row only, so copy_ceiling(1) is the most a better copy of it can win."""
+    from playpen.data.splits import in_split
+    from playpen.games.referencegame import expert, rules
+    from playpen.registry import load_instances, select_games
+
+    def grid(text: str) -> rules.Grid:  # rows of space-separated cells, as the instances draw them
+        return tuple(tuple(cell == rules.FILLED for cell in row.split()) for row in text.split("\n"))
+
+    won = total = 0
+    for experiment in load_instances(select_games(GAME)[0])["experiments"]:
+        for instance in experiment["game_instances"]:
+            if not in_split(GAME, experiment["name"], int(instance["game_id"]), "validation"):
+                continue
+            grids = [grid(instance[f"player_2_{n}_grid"]) for n in ("first", "second", "third")]
+            target = grid(instance["player_1_target_grid"])
+            said = " and whose ".join(f"{expert.ORDINALS[i]} row is {rules.grid_text((target[i],))}" for i in range(rows))
+            won += expert.resolve(grids, f"The grid whose {said}.") == grids.index(target)
+            total += 1
+    return 100 * won / total
+
+
 def held_out(model: str, folder: str, max_tokens: int) -> dict:
     return evaluate(model, folder, max_tokens, HELD_OUT)
 
@@ -228,6 +252,10 @@ def report(outcome: dict, seeds: int) -> dict:
         if runs[arm]:
             print(f"{label:<16}{stats([r['played'] for r in runs[arm]]):>16}"
                   f"{stats([r['quality'] for r in runs[arm]]):>16}")
+    ceilings = [copy_ceiling(rows) for rows in (1, 2)] if outcome["model"] != "tiny" else None
+    if ceilings:
+        print(f"(an exact copy of the target's first row wins {ceilings[0]:.1f} of these games; of its first two "
+              f"rows, {ceilings[1]:.1f})")
     first, last = reward_quarters(outcome["curves"])
     print(f"GRPO training reward: {first:.3f} in the first quarter of the steps, {last:.3f} in the last")
     held = {"game": HELD_OUT, "played_start": start["held_out"]["played"],
@@ -249,6 +277,8 @@ def report(outcome: dict, seeds: int) -> dict:
                "model": outcome["model"], "seeds": seeds, "seconds": round(outcome["seconds"], 1),
                "start_played": round(start["played"], 2), "start_quality": round(start["quality"], 2),
                "grpo_reward_first": round(first, 4), "grpo_reward_last": round(last, 4), "held_out": held}
+    if ceilings:
+        summary["first_row_copy_quality"] = round(ceilings[0], 2)
     if runs["async"]:
         async_first, async_last = reward_quarters(outcome["async_curves"])
         print(f"GRPO async training reward: {async_first:.3f} in the first quarter, {async_last:.3f} in the last")

