@@ -50,6 +50,9 @@ def test_moves_are_compared_episode_by_episode(rollout, tmp_path):
 
 
 def test_the_model_is_reused_only_when_built_with_the_same_recipe(rollout, tmp_path, monkeypatch):
+    import dataclasses
+
+    import playpen.fetch
     import playpen.tiny
     import playpen.trainers.runner
 
@@ -58,14 +61,19 @@ def test_the_model_is_reused_only_when_built_with_the_same_recipe(rollout, tmp_p
     def create_tiny(name, *args, **kwargs):
         built.append(name)
 
+    def fetch(name, *args, **kwargs):
+        built.append(f"fetched {name}")
+
     def run_trainer(file, learner, *args, settings=(), **kwargs):
-        checkpoint = Path("models/sft/tiny/checkpoint-1")
+        checkpoint = Path(f"models/sft/{learner}/checkpoint-1")
         checkpoint.mkdir(parents=True)
-        Path("model_registry.json").write_text(json.dumps([{"model_name": "tiny-sft", "backend": "huggingface_local",
+        Path("model_registry.json").write_text(json.dumps([{"model_name": f"{learner}-sft",
+                                                            "backend": "huggingface_local",
                                                             "huggingface_id": str(checkpoint.resolve())}]))
         built.append(list(settings))
 
     monkeypatch.setattr(playpen.tiny, "create_tiny", create_tiny)
+    monkeypatch.setattr(playpen.fetch, "fetch", fetch)
     monkeypatch.setattr(playpen.trainers.runner, "run_trainer", run_trainer)
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "model"
@@ -78,7 +86,9 @@ def test_the_model_is_reused_only_when_built_with_the_same_recipe(rollout, tmp_p
     assert rollout.multiturn_model(folder, threads=1) == entry  # same recipe: nothing built
     assert built == []
 
-    monkeypatch.setattr(rollout, "MULTITURN_SFT", [*rollout.MULTITURN_SFT, "epochs=9"])
+    setups = dict(rollout.MULTITURN_SETUPS)
+    setups["multiturn"] = dataclasses.replace(setups["multiturn"], sft=[*rollout.MULTITURN_SFT, "epochs=9"])
+    monkeypatch.setattr(rollout, "MULTITURN_SETUPS", setups)
     (folder / "model_registry.json").unlink()
     import shutil
 
@@ -86,17 +96,25 @@ def test_the_model_is_reused_only_when_built_with_the_same_recipe(rollout, tmp_p
     rollout.multiturn_model(folder, threads=1)  # another recipe: built again
     assert built and built[-1][-1] == "epochs=9"
 
+    built.clear()  # the real model: fetched (into the model cache), not created, then SFT'd on its own games
+    real = rollout.multiturn_model(tmp_path / "smollm2", threads=1, kind="multiturn-smollm2")
+    assert built == ["fetched smollm2-135m", ["games=wordle", *rollout.REAL_SFT]]
+    assert real["model_name"] == "smollm2-135m-sft"
+
 
 @pytest.mark.slow
 def test_a_short_sft_gives_a_model_both_tools_can_load(rollout, in_tmp_cwd, monkeypatch):
     """The real build, cut to a few optimisation steps: a checkpoint registered for the benchmark's workers."""
+    import dataclasses
+
     from playpen.registry import register_model, resolve_model_spec
 
-    monkeypatch.setattr(rollout, "MULTITURN_SFT", [s if not s.startswith("max_steps=") else "max_steps=2"
-                                                   for s in rollout.MULTITURN_SFT])
+    setup = rollout.MULTITURN_SETUPS["multiturn"]
+    short = [s if not s.startswith("max_steps=") else "max_steps=2" for s in setup.sft]
+    monkeypatch.setitem(rollout.MULTITURN_SETUPS, "multiturn", dataclasses.replace(setup, sft=short))
     entry = rollout.multiturn_model(in_tmp_cwd / "model", threads=1)
     assert (Path(entry["huggingface_id"]) / "config.json").is_file()
     register_model(entry)
-    spec = resolve_model_spec(rollout.MULTITURN_MODEL)
+    spec = resolve_model_spec(f"{setup.learner}-sft")
     assert spec.huggingface_id == entry["huggingface_id"]
     assert json.loads((in_tmp_cwd / "model" / "bench-model.json").read_text())["recipe"]["sft"][0] == "max_steps=2"
