@@ -158,23 +158,31 @@ class PlaypenTrainer:
         `fresh` > 0 on that many freshly generated instances per game instead (`playpen.data.fresh`, drawn
         with the trainer's seed)."""
         from accelerate import PartialState
+        from accelerate.utils import broadcast_object_list
 
+        state = PartialState()
+        folder = [None]
+        # one process plays; the others take its folder (playing it again would rewrite files it is reading)
+        if state.is_main_process:
+            folder = [str(self._play_experts(games, split, results_dir, repeats, fresh))]
+        if state.num_processes > 1:
+            broadcast_object_list(folder)
+        return Path(folder[0])
+
+    def _play_experts(self, games: list[str], split: str, results_dir: str, repeats: int, fresh: int) -> Path:
         from playpen.play import play
 
-        with PartialState().main_process_first():  # one process plays; the others find the results
-            if fresh <= 0:
-                _, _, path = play(games, ["expert"], results_dir=results_dir, split=split, repeats=repeats,
-                                  progress=False)
-                return path
-            from playpen.data.fresh import fresh_instances
+        if fresh <= 0:
+            return play(games, ["expert"], results_dir=results_dir, split=split, repeats=repeats, progress=False)[2]
+        from playpen.data.fresh import fresh_instances
 
-            results_dir = f"{results_dir}-fresh-{self.seed}-{fresh}"
-            for game in games:
-                instances = Path(results_dir) / "instances" / f"{game}.json"
-                if not instances.exists():
-                    atomic_write_json(instances, fresh_instances(game, self.seed, fresh))
-                _, _, path = play([game], ["expert"], results_dir=results_dir, instances_file=str(instances.resolve()),
-                                  repeats=repeats, progress=False)
+        results_dir = f"{results_dir}-fresh-{self.seed}-{fresh}"
+        for game in games:
+            instances = Path(results_dir) / "instances" / f"{game}.json"
+            if not instances.exists():
+                atomic_write_json(instances, fresh_instances(game, self.seed, fresh))
+            _, _, path = play([game], ["expert"], results_dir=results_dir, instances_file=str(instances.resolve()),
+                              repeats=repeats, progress=False)
         return path
 
     def learner_episodes(self, games: list[str], split: str = "train") -> Path:
