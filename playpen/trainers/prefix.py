@@ -148,9 +148,15 @@ def cache_through_checkpoints(layers: list[GradientCheckpointingLayer]) -> Itera
             vars(layer).pop("_can_checkpoint_with_cache", None)
 
 
+def shared_layers(model: torch.nn.Module) -> int | None:
+    """How many layers a shared-prefix forward records for this model now; None where it must take the
+    per-sample forward (a cache that is not plain full attention, reentrant checkpointing)."""
+    return None if reentrant(checkpointed_layers(model)) else cache_layers(model)
+
+
 def supports_shared_prefix(model: torch.nn.Module) -> bool:
     """Whether `per_token_logps` can share prefixes for this model now (else it runs the per-sample forward)."""
-    return cache_layers(model) is not None and not reentrant(checkpointed_layers(model))
+    return shared_layers(model) is not None
 
 
 def scored_forward(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -195,7 +201,7 @@ def per_token_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_m
     completions right-padded, the model carrying TRL's fused LM head), in chunks of `batch_size` rows as it
     does, each chunk's shared prompts forwarded once. Models it cannot share prefixes for take the per-sample
     forward."""
-    layers = cache_layers(model) if not reentrant(checkpointed_layers(model)) else None
+    layers = shared_layers(model)
     batch_size = batch_size or input_ids.size(0)
     logps, entropies = [], []
     for start in range(0, input_ids.size(0), batch_size):
@@ -243,7 +249,7 @@ class PairForward:
 
         if kwargs or not fused_lm_head or labels is None or input_ids is None or attention_mask is None:
             return whole()  # images, router logits, logits: not a text batch this forward knows
-        layers = cache_layers(self.model) if not reentrant(checkpointed_layers(self.model)) else None
+        layers = shared_layers(self.model)
         scored = labels != -100
         if layers is None or not bool(scored.any(dim=1).all()):
             return whole()
