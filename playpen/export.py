@@ -417,11 +417,11 @@ def _tables_from_report(folder: Path, wanted: set[str]) -> tuple[list[Table], li
     from playpen.eval.clemscore import clemscore_of
     from playpen.eval.report import ood_games
 
-    statscores: dict[str, float | None] = {}
+    statscores: dict[str, dict[str, float | None]] = {}  # model -> {source folder ('' for static/): statscore}
     for static in sorted(folder.glob("static*/results.csv")):
         source = static.parent.name.removeprefix("static").removeprefix("-")  # static-<folder>/: that folder's
         for label, row in _read_table(static).iterrows():
-            statscores[f"{source}:{label}" if source else str(label)] = clemscore_of(row)
+            statscores.setdefault(str(label), {})[source] = clemscore_of(row)
     tables = []
     for file, title in (("results.csv", "games"), ("ood-results.csv", "out-of-domain games (OOD clemscore)")):
         if not (folder / file).is_file():
@@ -431,8 +431,11 @@ def _tables_from_report(folder: Path, wanted: set[str]) -> tuple[list[Table], li
         if file == "results.csv" and games and games <= ood_games():
             title = "out-of-domain games (OOD clemscore)"
         rows = _chain_rows(table, wanted)
-        own = {str(label): statscores.get(str(label), statscores.get(str(label).split(":")[-1]))
-               for label in rows.index}
+        own = {}
+        for label in map(str, rows.index):  # 'folder:model' where a model is in several folders, else 'model'
+            source, _, model = label.rpartition(":")
+            found = statscores.get(model, {})
+            own[label] = found.get(source) if source or len(found) != 1 else next(iter(found.values()))
         tables.append(Table(title, rows, {k: v for k, v in own.items() if v is not None}))
     notes = []
     if any("-, incomplete episodes" in t.rows.columns and t.rows["-, incomplete episodes"].sum() > 0 for t in tables):
@@ -519,10 +522,14 @@ def _instances_note(run: Path) -> str:
     for per_game in counts.values():
         for split, n in per_game.items():
             total[split] = total.get(split, 0) + n
-    where = ", ".join(f"{n} {'of no split (fresh or unknown instances)' if s == '?' else s}"
-                      for s, n in sorted(total.items()))
-    return (f"{sum(total.values())} episodes ({', '.join(f'{g} {sum(c.values())}' for g, c in sorted(counts.items()))})"
-            f", instances: {where}")
+    names = {"?": "of no split (fresh or unknown instances)"}
+    if len(total) == 1:
+        where = f"all on instances {names.get(next(iter(total)), 'of the ' + next(iter(total)) + ' split')}"
+    else:
+        where = "on instances " + ", ".join(f"{names.get(s, 'of the ' + s + ' split')} ({n})"
+                                            for s, n in sorted(total.items()))
+    per_game = ", ".join(f"{g} {sum(c.values())}" for g, c in sorted(counts.items()))
+    return f"{sum(total.values())} episodes ({per_game}), {where}"
 
 
 # ------------------------------------------------------------------------------------------ card
@@ -542,7 +549,8 @@ def _front_matter(spec: ModelSpec, lineage: Lineage, base: dict) -> str:
     """The card's YAML metadata: base model, license, tags, languages and datasets where a file shows them."""
     lines = []
     if base["hub_id"]:
-        lines += [f"base_model: {json.dumps(base['hub_id'])}", "base_model_relation: finetune"]
+        lines += [f"base_model: {json.dumps(base['hub_id'])}", *(["base_model_relation: finetune"]
+                                                                  if lineage.stages else [])]
     license_ = base["license"] or {}
     licence_id = LICENSES.get(str(license_.get("name", "")).strip().lower())
     if licence_id:
@@ -674,13 +682,37 @@ def _evaluation_section(evaluations: list[Evaluation], lineage: Lineage) -> list
               "programmatic expert player in the other role). Rows of the models this one was trained from "
               "(" + ", ".join(f"`{n}`" for n in lineage.names[:-1]) + ") are the comparison."
               if len(lineage.names) > 1 else "Scores as Playpen computes them (clemcore's own aggregation).", ""]
+    lines += _summary_lines(evaluations)
     for evaluation in evaluations:
         lines += [f"### {evaluation.folder.name}", ""]
         for table in evaluation.tables:
-            lines += [f"{table.title[:1].upper()}{table.title[1:]}:", "", *_table_lines(table), ""]
+            if len(evaluation.tables) > 1 or table.title != "games":
+                lines += [f"{table.title[:1].upper()}{table.title[1:]}:", ""]
+            lines += [*_table_lines(table), ""]
         if evaluation.notes:
             lines += ["Recorded with the episodes:", "", *[f"- {note}" for note in evaluation.notes], ""]
     return lines
+
+
+def _summary_lines(evaluations: list[Evaluation]) -> list[str]:
+    """All rows of all folders in one short table (the headline numbers), where there is more than one row."""
+    from playpen.eval.clemscore import clemscore_of
+
+    rows = [(e.folder.name, t, label, row) for e in evaluations for t in e.tables for label, row in t.rows.iterrows()]
+    if len(rows) < 2:
+        return []
+    stat = any(t.statscores for _, t, _, _ in rows)
+    lines = ["In short (the tables of each folder follow):", "",
+             "| folder | model | clemscore | % played | Quality |" + (" statscore |" if stat else ""),
+             "|---|---|---|---|---|" + ("---|" if stat else "")]
+    for folder, table, label, row in rows:
+        suffix = "" if table.title == "games" else f" ({table.title})"
+        cells = [folder, f"`{label}`{suffix}", _fmt(clemscore_of(row)), _fmt(row.get("all, Average % Played")),
+                 _fmt(row.get("all, Average Quality Score"))]
+        if stat:
+            cells.append(_fmt(table.statscores.get(str(label))))
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def _usage_section(spec: ModelSpec, saved: dict) -> list[str]:
@@ -718,13 +750,15 @@ def model_card(spec: ModelSpec, lineage: Lineage, evaluations: list[Evaluation],
     base = base_provenance(lineage.base)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     stages = lineage.stages
-    summary = (f"`{spec.model_name}` is `{lineage.base.get('model_name', '?')}`"
-               + (f" ({base['hub_id']})" if base["hub_id"] else "")
-               + (" post-trained with Playpen (clembench's dialogue games as a learning signal): "
-                  + ", then ".join(f"{s.algorithm} on {', '.join(s.record.get('settings', {}).get('games') or ['?'])}"
-                                   if isinstance(s.record.get("settings", {}).get("games"), list)
-                                   else s.algorithm for s in stages) + "."
-                  if stages else ": no Playpen training record was found for it, so no training is described."))
+    origin = f"`{lineage.base.get('model_name', '?')}`" + (f" ({base['hub_id']})" if base["hub_id"] else "")
+    if stages:
+        steps = [s.algorithm + (f" on {', '.join(games)}" if isinstance(games := s.record.get("settings", {}).get(
+            "games"), list) else "") for s in stages]
+        summary = (f"`{spec.model_name}` is {origin} post-trained with Playpen, which uses clembench's dialogue "
+                   f"games as the learning signal: {', then '.join(steps)}.")
+    else:
+        summary = (f"`{spec.model_name}` is the model {origin} as registered here: no Playpen training record was "
+                   "found for it, so no training is described.")
     merged = (" The LoRA adapter was merged into the weights." if saved["merged"] else "")
     lines = [_front_matter(spec, lineage, base), f"# {spec.model_name}", "", summary, "",
              f"Exported by `playpen models export {spec.model_name}` (Playpen {playpen.__version__}) on {now}: "
