@@ -2,9 +2,10 @@
 
 It runs the quickstart's commands (see `steps()` and the README) in its folder, demo-output/, each printed
 as a user types it and run through the library function that command calls: get the model, evaluate it,
-SFT, evaluate, GRPO, evaluate again, report. The model (`Plan`): the real SmolLM2-135M-Instruct (the default;
-`make demo` fetches it during set-up, offline afterwards) or a tiny random-weight model built on the spot
-(`playpen demo --tiny`, 2 minutes), each with the settings that fit its cost on a laptop CPU.
+SFT, evaluate, GRPO, evaluate again, report, and export the final model with its model card (final-model/).
+The model (`Plan`): the real SmolLM2-135M-Instruct (the default; `make demo` fetches it during set-up,
+offline afterwards) or a tiny random-weight model built on the spot (`playpen demo --tiny`, 2 minutes), each
+with the settings that fit its cost on a laptop CPU.
 
 The games are referencegame and taboo, the model playing Player 1 (the Giver, the Describer) and the expert
 the other role, so that each evaluation measures the model's own moves. SFT on the experts' episodes teaches
@@ -33,6 +34,7 @@ from playpen.files import atomic_write_json
 GAMES = ["referencegame", "taboo"]
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 MARKER = ".playpen-demo"  # marks a folder the demo wrote, which it may delete
+EXPORT_DIR = "final-model"  # the exported final model and its card (README.md), in the demo's folder
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
     """The quickstart's steps; tests/test_demo.py checks that each `call` is what `playpen <argv>` calls."""
     from playpen.eval.clemscore import headline
     from playpen.eval.report import write_report_tables
+    from playpen.export import export_model
     from playpen.fetch import fetch
     from playpen.play import play, print_summary, summarize
     from playpen.tiny import create_tiny
@@ -117,7 +120,7 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
         for table in write_report_tables([folder for _, _, folder in plan.stages], "report").values():
             print(headline(table))
 
-    (_, start, before), (_, tuned, after_sft), (_, _, after) = plan.stages
+    (_, start, before), (_, tuned, after_sft), (_, final, after) = plan.stages
     if plan.model == "tiny":
         make = Step("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
                     ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny"))
@@ -142,6 +145,10 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
         evaluation("Evaluate the GRPO model on the same validation instances", f"{tuned}-grpo", after),
         Step("One report with the three stages side by side",
              ["report", "-r", before, after_sft, after, "-o", "report"], report),
+        Step("Export the final model: one standalone checkpoint (adapters merged) with a model card that carries "
+             "its training chain and the three evaluations",
+             ["models", "export", final, EXPORT_DIR, "--eval", before, after_sft, after],
+             lambda: export_model(final, EXPORT_DIR, evals=[before, after_sft, after])),
     ]
 
 
@@ -172,7 +179,8 @@ def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
         atomic_write_json("summary.json", summary)
         _plot(plan, summary)
         _print_table(summary)
-        print(f"\nEverything is in {out}: summary.json, demo.png, report/results.html, the episodes, the models.")
+        print(f"\nEverything is in {out}: summary.json, demo.png, report/results.html, the episodes, the models; "
+              f"the final model, standalone, in {EXPORT_DIR}/ (its card: {out / EXPORT_DIR / 'README.md'}).")
         return summary
     finally:
         os.chdir(previous)

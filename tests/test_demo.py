@@ -1,4 +1,5 @@
-"""`playpen demo` (what `make demo` runs): the whole loop, create -> eval -> SFT -> GRPO -> eval -> report."""
+"""`playpen demo` (what `make demo` runs): the whole loop, create -> eval -> SFT -> GRPO -> eval -> report ->
+export."""
 
 from __future__ import annotations
 
@@ -28,12 +29,18 @@ def test_demo_trains_the_tiny_model_into_playing_in_three_stages(tmp_path, monke
     # GRPO did train: its weights moved and most groups had reward variance (else a WARNING line is printed)
     grpo = json.loads((out / "models/grpo/tiny-sft/training.json").read_text())
     assert grpo["weight_change"] > 1e-4 and grpo["flat_group_fraction"] < 0.9
-    for name in ("demo.png", "report/results.html", "report/report.md", "models/grpo/tiny-sft/training.json"):
+    for name in ("demo.png", "report/results.html", "report/report.md", "models/grpo/tiny-sft/training.json",
+                 "final-model/model.safetensors", "final-model/README.md"):
         assert (out / name).is_file(), name
+    card = (out / "final-model/README.md").read_text()  # the chain, base first, and the three evaluations
+    assert card.index("### 1. tiny -> tiny-sft") < card.index("### 2. tiny-sft -> tiny-sft-grpo")
+    assert all(f"### {folder}" in card for folder in ("eval-before", "eval-sft", "eval-after"))
     printed = capsys.readouterr().out
     sft_command = next(line for line in printed.splitlines() if "sft_trainer_simple.py" in line).split()
     assert sft_command[:3] == ["$", "playpen", "run"] and (out / sft_command[3]).is_file()  # pastes in out/
     assert any(line.startswith("clemscore") for line in printed.splitlines())  # the three-stage table
+    assert "$ playpen models export tiny-sft-grpo final-model --eval eval-before eval-sft eval-after" in printed
+    assert f"model card: {Path('final-model') / 'README.md'}" in printed
     assert "WARNING" not in printed  # the GRPO run did learn (no-learning warning)
 
 
@@ -48,6 +55,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
     import playpen.eval.clemscore
     import playpen.eval.report
     import playpen.eval.run
+    import playpen.export
     import playpen.fetch
     import playpen.play
     import playpen.tiny
@@ -75,6 +83,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
     recorder(playpen.play, "play", ([], stats, Path("results")))
     recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o"))
     recorder(playpen.eval.report, "write_report_tables", {"clem": None})
+    recorder(playpen.export, "export_model", Path("final-model"))
     monkeypatch.setattr(playpen.eval.clemscore, "headline", lambda table: "clemscore")
     monkeypatch.setattr(playpen.cli, "_quiet_clemcore", lambda: None)
     for step in steps(PLANS[model]):
