@@ -115,6 +115,9 @@ def export_model(name: str, out: str | Path, evals: list[str] | None = None, for
         os.chmod(work, 0o777 & ~UMASK)  # mkdtemp's private 0700 would hide the model from other users
         log(f"{spec.model_name}: writing a standalone checkpoint ...")
         saved = save_standalone(spec, work)
+        if saved["chat_template_kwargs"]:
+            log(f"note: {spec.model_name}'s registry entry renders chats with chat_template_kwargs "
+                f"{json.dumps(saved['chat_template_kwargs'])}, which a checkpoint cannot carry: the card says so")
         atomic_write_text(work / CARD, model_card(spec, lineage, evaluations, saved))
         _replace(work, out)
     finally:
@@ -629,9 +632,8 @@ def _stage_section(number: int, stage: Stage) -> list[str]:
         lines.append(f"- Games: {games}")
     lines.append(f"- Steps: {record.get('global_step', '?')}, seed {settings.get('seed', '?')}"
                  + (f", {record['num_processes']} process(es)" if record.get("num_processes") else ""))
-    run = [f"teacher {record['teacher']}" if record.get("teacher") else "no teacher",
-           f"temperature {record.get('temperature')}", f"max tokens {record.get('max_tokens')}"]
-    lines.append(f"- Run options: {', '.join(run)}")
+    lines.append(f"- `playpen run` options: teacher (-t) {record.get('teacher') or 'none'}, temperature (-T) "
+                 f"{record.get('temperature')}, max new tokens a turn (-L) {record.get('max_tokens')}")
     if stage.adapter:
         lines.append(f"- Weights: a LoRA adapter (rank {stage.adapter.get('r', '?')}, alpha "
                      f"{stage.adapter.get('lora_alpha', '?')}) on {stage.learner}'s weights")
