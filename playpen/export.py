@@ -808,5 +808,9 @@ def push_folder(folder: Path, repo: str) -> str:
                                    commit_message="Upload a model exported by playpen models export")
     except Exception as e:  # no network, a refused token, a missing permission: one line, the folder stays
         first = redact((str(e).strip().splitlines() or [type(e).__name__])[0])[:200]
-        raise PlaypenError(f"--push {repo}: the upload failed ({type(e).__name__}: {first}); {ready}") from None
+        unreachable = isinstance(e, (ConnectionError, TimeoutError)) or any(
+            word in type(e).__name__ for word in ("Connect", "Timeout", "Offline"))
+        what = "the Hugging Face hub cannot be reached (offline?)" if unreachable else "the upload failed"
+        raise PlaypenError(f"--push {repo}: {what}, nothing uploaded ({type(e).__name__}: {first}); {ready}"
+                           ) from None
     return str(getattr(commit, "repo_url", None) or f"https://huggingface.co/{repo}")
