@@ -97,3 +97,54 @@ def test_each_trainer_saves_a_real_model_that_plays_and_ends_its_turns(smollm2, 
     assert "episodes in" in capsys.readouterr().out
     completion, end = ends_its_turn(load_model(resolve_model_spec(name)))
     assert completion[-1] == end and len(completion) < 24
+
+
+@pytest.fixture(scope="module")
+def real_start(smollm2, tmp_path_factory) -> Path:
+    """SmolLM2 after a short LoRA SFT on referencegame (both roles): it keeps the format and wins some episodes
+    against the expert, so that its own play has wins to learn from. Built once for the tests below."""
+    import os
+
+    work = tmp_path_factory.mktemp("real-start")
+    previous = Path.cwd()
+    os.chdir(work)
+    try:
+        main(["run", str(EXAMPLES / "sft_trainer_lora.py"), "-l", smollm2, "-L", "48", "--set", "games=referencegame",
+              "--set", "max_steps=30", "--set", "learning_rate=3e-4", "--set", "batch_size=4", "--set", "save_steps=0",
+              "--set", "activation_checkpointing=false", "--set", "fresh_instances=100"])
+        return work / "model_registry.json"
+    finally:
+        os.chdir(previous)
+
+
+@pytest.mark.parametrize("example,settings,name", [
+    ("self_improve_trainer.py", ["rounds=1", "instances_per_round=4", "samples=4", "steps_per_round=2",
+                                 "expert_samples=4"], "smollm2-135m-sft-lora-self-improve"),
+    ("sft_trainer_weighted.py", ["max_steps=2", "expert_instances=4", "own_samples=2", "own_instances=2"],
+     "smollm2-135m-sft-lora-sft-weighted"),
+    ("dpo_trainer_own.py", ["rounds=1", "instances_per_round=4", "samples=2", "branch=2", "steps_per_round=2",
+                            "played_over_aborted=true"], "smollm2-135m-sft-lora-own-dpo"),
+])
+def test_each_own_play_trainer_saves_a_real_model_that_plays(real_start, in_tmp_cwd, capsys, example, settings,
+                                                             name):
+    """Self-improvement, turn-weighted SFT and own-play DPO, each a few steps from the short SFT start."""
+    from playpen.backends import load_model
+    from playpen.registry import resolve_model_spec
+
+    (in_tmp_cwd / "model_registry.json").write_text(real_start.read_text())
+    argv = ["run", str(EXAMPLES / example), "-l", "smollm2-135m-sft-lora", "-t", "expert", "-T", "1.0", "-L", "48",
+            "--set", "games=referencegame", "--set", "batch_size=2", "--set", "save_steps=0"]
+    for setting in settings:
+        argv += ["--set", setting]
+    main(argv)
+    entry = next(e for e in json.loads(Path("model_registry.json").read_text()) if e["model_name"] == name)
+    # a LoRA adapter trained on a learner that had one merged in is saved merged: full weights
+    checkpoint = Path(entry["huggingface_id"])
+    assert (checkpoint / "model.safetensors").exists() and "peft_model" not in entry["model_config"]
+    record = json.loads((checkpoint.parent / "training.json").read_text())
+    assert record["global_step"] >= 1 and record["weight_change"] > 0
+    main(["play", "-g", "referencegame", "-m", name, "expert", "-L", "48", "-e", "line_grids_rows",
+          "--split", "validation", "-r", "after"])
+    assert "episodes in" in capsys.readouterr().out
+    completion, end = ends_its_turn(load_model(resolve_model_spec(name)))
+    assert completion[-1] == end and len(completion) < 24

@@ -134,7 +134,7 @@ class PlaypenTrainer:
         if checkpoint is not None:
             print(f"resuming from {checkpoint} (--set resume=false starts over)", flush=True)
         if self.max_seconds > 0:
-            trainer.add_callback(_time_limit(self.max_seconds))
+            trainer.add_callback(time_limit(self.max_seconds))
         before = weights_sample(trainer.model)
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         self.weight_change = relative_change(before, trainer.model)
@@ -272,7 +272,7 @@ class PlaypenTrainer:
         if not trainer.accelerator.is_main_process:
             return None
         trainer.processing_class.save_pretrained(str(partial))
-        _replace_folder(partial, checkpoint)
+        replace_folder(partial, checkpoint)
         plot_curves(trainer.state.log_history, self.output_dir / "curves.png")
         name = self.register(checkpoint, adapter=adapter)
         flat = getattr(trainer, "flat_groups", None)
@@ -337,7 +337,7 @@ def _for_training(meta: dict, games: list[str]) -> bool:
     return splits.in_split(game, meta["experiment"], meta["task_id"], "train")
 
 
-def _replace_folder(new: Path, target: Path) -> None:
+def replace_folder(new: Path, target: Path) -> None:
     """Put `new` in the place of `target`: the old folder is moved aside first and removed last, so `target` is
     never a mix of both (stale files of an earlier run, e.g. an adapter, would change how it loads)."""
     old = target.with_name(f".{target.name}.old")
@@ -368,7 +368,7 @@ def _typed(text: str, default: Any) -> Any:
     return text
 
 
-def _time_limit(seconds: float):
+def time_limit(seconds: float):
     """A Trainer callback that ends training after `seconds` (checked after every optimisation step)."""
     import time
 

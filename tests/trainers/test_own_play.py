@@ -1,0 +1,59 @@
+"""The learner's own play: episodes per instance, seat and sample, the learner's turns as samples, the best
+episode per instance, and the round figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from playpen.trainers.own_play import OwnPlay, best_per_instance, outcome_stats, turn_samples, won
+
+
+@pytest.fixture
+def expert_model():
+    from playpen.backends import load_model
+    from playpen.registry import resolve_model_spec
+
+    return load_model(resolve_model_spec("expert"))
+
+
+def tasks(game: str, count: int) -> list:
+    from playpen.trainers.grpo import instance_prompts
+
+    _, found = instance_prompts([game], split="train")
+    return list(found.values())[:count]
+
+
+def test_each_instance_is_played_samples_times_in_each_seat(in_tmp_cwd, expert_model):
+    own = OwnPlay(expert_model.model_spec, tasks("referencegame", 2), partner=expert_model, seats=[0, 1],
+                  samples=3, temperature=0.0)
+    episodes = own.episodes(expert_model)
+    assert len(episodes) == 2 * 2 * 3
+    assert len({t.key for t in episodes}) == len(episodes)  # every episode recorded in a folder of its own
+    solo = OwnPlay(expert_model.model_spec, tasks("wordle", 2), partner=expert_model, seats=[0, 1], samples=3)
+    assert len(solo.episodes(expert_model)) == 2 * 3  # a one-player game has one seat
+
+
+def test_turn_samples_are_the_chosen_players_turns_with_their_weights(in_tmp_cwd, expert_model):
+    own = OwnPlay(expert_model.model_spec, tasks("wordle", 3), temperature=0.0)
+    results = own.play_with(expert_model, "records")
+    assert (in_tmp_cwd / "records").is_dir() and own.folder.name == "records"
+    rows = turn_samples(results, own.learner_players, weight=lambda r, p: [0.5] * len(r.player(p).turns))
+    turns = sum(len(r.player("Player 1").turns) for r in results)
+    assert len(rows) == turns and {r["weight"] for r in rows} == {0.5}
+    first = rows[0]
+    assert first["completion"][0]["role"] == "assistant" and first["prompt"][-1]["role"] == "user"
+    assert first["meta"]["game"] == "wordle" and first["meta"]["turn"] == 0
+    assert turn_samples(results, own.learner_players, roles=["Nobody"]) == []
+    stats = outcome_stats(results, own.learner_players)
+    assert stats["episodes"] == 3 and stats["games"]["wordle"]["won"] == 100 * sum(map(won, results)) / 3
+
+
+def test_best_per_instance_keeps_the_highest_scoring_win(in_tmp_cwd, expert_model):
+    own = OwnPlay(expert_model.model_spec, tasks("wordle", 2), samples=2, temperature=0.0)
+    results = own.play_with(expert_model, "records")
+    for result, score in zip(results, (40.0, 80.0, 60.0, 60.0)):
+        result.outcome, result.episode_scores = "success", {"Main Score": score}
+    best = best_per_instance(results)
+    assert sorted(r.main_score for r in best) == [60.0, 80.0]
+    results[1].outcome = "failure"
+    assert sorted(r.main_score for r in best_per_instance(results)) == [40.0, 60.0]
