@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "trl"
 RECORDED_EVAL = ROOT.parent / "shared" / "parity" / "playschool2026" / "playpen_eval" / "qwen3.5-2b"
 TRAINED = ["referencegame", "taboo", "wordle"]
+STATIC = ("bbh", "cladder", "eqbench", "ifeval", "mmlu_pro")
 VERSION = "playschool2026"
 ROW_KEYS = ("clemscore", "trained_clemscore", "heldout_played", "statscore", "seconds")
 
@@ -72,10 +73,10 @@ COMMON = ["save_steps=0", "activation_checkpointing=false", "logging_steps=5"]
 PROFILES = {
     # The real model: LoRA throughout; each arm about 4 minutes of training on a 2-core machine.
     "smollm2-135m": Profile(
-        start=["max_steps=60", "learning_rate=3e-4", "batch_size=4", "fresh_instances=200", *COMMON],
+        start=["max_steps=60", "learning_rate=3e-4", "batch_size=4", "fresh_instances=60", *COMMON],
         arms={
             "sft": ("sft_trainer_lora.py", ["max_steps=28", "learning_rate=3e-4", "batch_size=4",
-                                            "fresh_instances=200", *COMMON]),
+                                            "fresh_instances=60", *COMMON]),
             "self_improve": ("self_improve_trainer.py", ["rounds=2", "instances_per_round=5", "samples=4",
                                                          "seats=1,2", "steps_per_round=10", "learning_rate=3e-4",
                                                          "batch_size=4", *COMMON]),
@@ -87,7 +88,7 @@ PROFILES = {
                                                "batch_size=4", *COMMON]),
             "grpo": ("grpo_trainer.py", ["max_steps=8", "num_generations=8", "instances_per_step=2",
                                          "learning_rate=3e-4", "lora=true", "reward=success", "abort_penalty=-1",
-                                         "fresh_instances=200", *COMMON]),
+                                         "fresh_instances=60", *COMMON]),
         }),
     # A random-weight model of 0.3M parameters: the whole script in a few minutes (its scores mean little).
     "tiny": Profile(
@@ -137,7 +138,7 @@ def official_rows(work: Path) -> Path:
         for part in ("clem", "static"):
             for folder in sorted((RECORDED_EVAL / part).glob("*/*/*/instance_*")):
                 game, experiment = folder.parts[-3], folder.parts[-2]
-                if game not in ("cladder", "mmlu_pro"):
+                if game not in ("cladder", "mmlu_pro"):  # their official questions need the hub
                     rows.append({"game": game, "experiment": experiment, "task_id": int(folder.name.split("_")[1])})
     else:
         from playpen.data.splits import split_ids

@@ -110,7 +110,7 @@ def real_start(smollm2, tmp_path_factory) -> Path:
     os.chdir(work)
     try:
         main(["run", str(EXAMPLES / "sft_trainer_lora.py"), "-l", smollm2, "-L", "48", "--set", "games=referencegame",
-              "--set", "max_steps=30", "--set", "learning_rate=3e-4", "--set", "batch_size=4", "--set", "save_steps=0",
+              "--set", "max_steps=16", "--set", "learning_rate=3e-4", "--set", "batch_size=4", "--set", "save_steps=0",
               "--set", "activation_checkpointing=false", "--set", "fresh_instances=100"])
         return work / "model_registry.json"
     finally:

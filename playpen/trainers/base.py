@@ -150,6 +150,11 @@ class PlaypenTrainer:
         tokenizer.padding_side = "right"  # training pads on the right; generation (HFModel) on the left
         model = load_causal_lm(self.learner, for_training=True)
         model.train()
+        from transformers import set_seed
+
+        # what is drawn next (a LoRA adapter's initial weights, the first samples) depends on the seed alone, not
+        # on what ran before in this process
+        set_seed(self.seed)
         return model, tokenizer
 
     def expert_episodes(self, games: list[str], split: str = "train", results_dir: str = "playpen-records/expert",

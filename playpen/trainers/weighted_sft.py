@@ -97,6 +97,7 @@ class TurnWeightedSFT(PlaypenTrainer):
     expert_instances = 100  # per game: fresh train instances the experts play
     own_samples = 4  # > 0: the learner also plays own_instances fresh instances this many times each
     own_instances = 16  # per game
+    fresh_instances = True  # false: the games' train split instead of fresh instances (games without a generator)
     seats: list[str] = ["1"]  # the players the learner is against -t (1, 2 or 1,2)
     roles: list[str] = []  # only turns of these game roles; empty: every role
     epochs = 1.0
@@ -117,12 +118,17 @@ class TurnWeightedSFT(PlaypenTrainer):
         records = Path("playpen-records") / self.algorithm / self.learner_name
         found = []
         if self.expert:
-            _, tasks = instance_prompts(self.games, fresh=self.expert_instances, seed=self.seed)
+            _, tasks = instance_prompts(self.games, fresh=self.expert_instances * self.fresh_instances, seed=self.seed)
             expert = OwnPlay(resolve_model_spec("expert"), list(tasks.values()), temperature=0.0)
             results = expert.play_with(load_model(resolve_model_spec("expert")), records / "expert")
             found += [(r, [p.name for p in r.players]) for r in results]
         if self.own_samples > 0:
-            _, tasks = instance_prompts(self.games, fresh=self.own_instances, seed=self.seed + 1)
+            _, tasks = instance_prompts(self.games, fresh=self.own_instances * self.fresh_instances, seed=self.seed + 1)
+            if not self.fresh_instances:  # own_instances of each game's train split
+                by_game: dict[str, list] = {}
+                for task in tasks.values():
+                    by_game.setdefault(task.game_name, []).append(task)
+                tasks = {str(i): t for i, t in enumerate(t for ts in by_game.values() for t in ts[: self.own_instances])}
             partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
             own = OwnPlay(self.learner, list(tasks.values()), partner=partner,
                           seats=[int(s) - 1 for s in self.seats], samples=self.own_samples,

@@ -136,3 +136,30 @@ def test_a_lora_grpo_step_on_cuda_trains_the_adapter_alone(in_tmp_cwd, tiny_mode
     assert next(trainer.model.parameters()).device.type == "cuda"
     assert changed and all("lora_" in name for name in changed)  # the adapter learned; the base stayed as it was
     assert len(list(Path("records").rglob("interactions.json"))) == 16  # the step's episodes were played
+
+
+@pytest.mark.parametrize("example,settings", [
+    ("self_improve_trainer.py", ["rounds=2", "instances_per_round=4", "samples=4", "steps_per_round=2"]),
+    ("dpo_trainer_own.py", ["rounds=2", "instances_per_round=4", "samples=4", "steps_per_round=2"]),
+    ("sft_trainer_weighted.py", ["expert=false", "own_samples=4", "own_instances=4", "max_steps=2"]),
+])
+def test_own_play_trainers_play_and_train_on_cuda_in_bf16(in_tmp_cwd, tiny_model_dir, example, settings):
+    """Self-improvement, own-play DPO and turn-weighted SFT: the learner plays with its CUDA bf16 weights
+    in process and trains them (a LoRA adapter) on what it played; the saved model plays."""
+    from playpen.cli import main
+    from playpen.registry import register_model
+    from playpen.tiny import registry_entry
+
+    register_model(registry_entry("tiny", tiny_model_dir))
+    Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
+    examples = Path(__file__).resolve().parents[2] / "examples" / "trl"
+    argv = ["run", str(examples / example), "-l", "tiny", "-T", "1.0", "-L", "2", "--set", "games=vowel_start",
+            "--set", "fresh_instances=false", "--set", "batch_size=4", "--set", "save_steps=0"]
+    for setting in settings:
+        argv += ["--set", setting]
+    main(argv)
+    record = json.loads(next(Path("models").glob("*/tiny/training.json")).read_text())
+    assert record["global_step"] >= 1 and record["weight_change"] > 0
+    assert list(Path("playpen-records").rglob("interactions.json"))  # its own episodes, played on the GPU
+    main(["play", "-g", "vowel_start", "-m", record["registered_as"], "-L", "2", "-r", "after"])
+    assert list(Path("after").rglob("scores.json"))
