@@ -91,6 +91,16 @@ class OwnPlay:
         return [r for result in results for r in (result, *result.branches)]
 
 
+def seat_indices(seats: list[str]) -> list[int]:
+    """The `seats` setting (players numbered from 1, as the games name them) as player indices."""
+    indices = []
+    for seat in seats:
+        if not str(seat).strip().isdigit() or int(seat) < 1:
+            raise PlaypenError(f"--set seats: players are numbered from 1 (1, 2 or 1,2), not {seat!r}")
+        indices.append(int(seat) - 1)
+    return indices
+
+
 def won(result: EpisodeResult) -> bool:
     return result.outcome == "success"
 

@@ -29,7 +29,7 @@ from playpen.trainers.base import (
     time_limit,
     weights_sample,
 )
-from playpen.trainers.own_play import OwnPlay, outcome_stats
+from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices
 
 
 class RoundsTrainer(PlaypenTrainer):
@@ -86,12 +86,7 @@ class RoundsTrainer(PlaypenTrainer):
                 for r in range(self.rounds)]
 
     def own_play(self, tasks: list, partner) -> OwnPlay:
-        seats = []
-        for seat in self.seats:
-            if not str(seat).strip().isdigit() or int(seat) < 1:
-                raise PlaypenError(f"--set seats: players are numbered from 1 (1, 2 or 1,2), not {seat!r}")
-            seats.append(int(seat) - 1)
-        return OwnPlay(self.learner, tasks, partner=partner, seats=seats, samples=self.samples,
+        return OwnPlay(self.learner, tasks, partner=partner, seats=seat_indices(self.seats), samples=self.samples,
                        temperature=self.temperature, max_tokens=self.max_tokens, branch=self.branch_factor())
 
     def branch_factor(self) -> int:

@@ -18,7 +18,7 @@ from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
 from playpen.trainers.base import TRAINING_GAMES, PlaypenTrainer
 from playpen.trainers.credit import EpisodeReward
-from playpen.trainers.own_play import OwnPlay, outcome_stats, turn_samples
+from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, turn_samples
 
 WEIGHT_COLUMN = "weight"
 
@@ -131,7 +131,7 @@ class TurnWeightedSFT(PlaypenTrainer):
                 tasks = {str(i): t for i, t in enumerate(t for ts in by_game.values() for t in ts[: self.own_instances])}
             partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
             own = OwnPlay(self.learner, list(tasks.values()), partner=partner,
-                          seats=[int(s) - 1 for s in self.seats], samples=self.own_samples,
+                          seats=seat_indices(self.seats), samples=self.own_samples,
                           temperature=self.temperature or 1.0, max_tokens=self.max_tokens)
             from transformers import set_seed
 

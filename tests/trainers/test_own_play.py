@@ -57,3 +57,13 @@ def test_best_per_instance_keeps_the_highest_scoring_win(in_tmp_cwd, expert_mode
     assert sorted(r.main_score for r in best) == [60.0, 80.0]
     results[1].outcome = "failure"
     assert sorted(r.main_score for r in best_per_instance(results)) == [40.0, 60.0]
+
+
+def test_seats_are_players_numbered_from_one():
+    from playpen.errors import PlaypenError
+    from playpen.trainers.own_play import seat_indices
+
+    assert seat_indices(["1", "2"]) == [0, 1]
+    for wrong in ("0", "first"):
+        with pytest.raises(PlaypenError, match="numbered from 1"):
+            seat_indices([wrong])
