@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playpen.errors import PlaypenError
-from playpen.files import UMASK, atomic_write_text, read_json
+from playpen.files import UMASK, atomic_write_text, read_json, replace_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,7 +119,7 @@ def export_model(name: str, out: str | Path, evals: list[str] | None = None, for
             log(f"note: {spec.model_name}'s registry entry renders chats with chat_template_kwargs "
                 f"{json.dumps(saved['chat_template_kwargs'])}, which a checkpoint cannot carry: the card says so")
         atomic_write_text(work / CARD, model_card(spec, lineage, evaluations, saved))
-        _replace(work, out)
+        replace_folder(work, out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     log(f"{spec.model_name} exported to {out} (loads with transformers' from_pretrained, `playpen play -m {out}`)")
@@ -172,16 +172,6 @@ def _check_target(out: Path, spec: ModelSpec, force: bool) -> None:
             raise PlaypenError(f"{out} exists and is not a folder: give a new folder to export into")
         if not force:
             raise PlaypenError(f"{out} exists: give a new folder, or --force to replace it")
-
-
-def _replace(new: Path, target: Path) -> None:
-    """Put `new` in the place of `target`: the old folder is moved aside first and removed last."""
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    new.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def save_standalone(spec: ModelSpec, folder: Path) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -60,3 +61,14 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 def atomic_write_json(path: str | Path, data: Any, indent: int | None = 2) -> Path:
     """Atomically write JSON; NaN is written as the bare token clemcore's files use."""
     return atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=indent))
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Put `new` in the place of `target`: the old folder is moved aside first and removed last, so `target` is
+    never a mix of both (stale files of an earlier run, e.g. an adapter, would change how it loads)."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    new.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

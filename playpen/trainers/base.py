@@ -23,7 +23,7 @@ from clemcore.backends import ModelSpec
 from playpen.backends import model_config
 from playpen.data import splits
 from playpen.errors import PlaypenError
-from playpen.files import atomic_write_json
+from playpen.files import atomic_write_json, replace_folder
 
 TRAINING_GAMES = list(splits.TRAINING_GAMES)  # the games with a train split
 
@@ -340,17 +340,6 @@ def _for_training(meta: dict, games: list[str]) -> bool:
     if meta.get("experiment") is None or meta.get("task_id") is None:
         return True
     return splits.in_split(game, meta["experiment"], meta["task_id"], "train")
-
-
-def replace_folder(new: Path, target: Path) -> None:
-    """Put `new` in the place of `target`: the old folder is moved aside first and removed last, so `target` is
-    never a mix of both (stale files of an earlier run, e.g. an adapter, would change how it loads)."""
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    new.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _typed(text: str, default: Any) -> Any:

@@ -20,12 +20,11 @@ from typing import Any
 from transformers import set_seed
 
 from playpen.errors import PlaypenError
-from playpen.files import atomic_write_json
+from playpen.files import atomic_write_json, replace_folder
 from playpen.trainers.base import (
     TRAINING_GAMES,
     PlaypenTrainer,
     relative_change,
-    replace_folder,
     time_limit,
     weights_sample,
 )
