@@ -91,6 +91,22 @@ class OwnPlay:
         return [r for result in results for r in (result, *result.branches)]
 
 
+def tasks_by_game(games: list[str], count: int, fresh: bool, seed: int) -> dict[str, list[EpisodeTask]]:
+    """Each game's train instances as tasks: `count` freshly generated ones (`playpen.data.fresh`, drawn with
+    `seed`) when `fresh`, else its whole train split. A game with none is the user's error."""
+    from playpen.trainers.grpo import instance_prompts
+
+    _, tasks = instance_prompts(games, split="train", fresh=count if fresh else 0, seed=seed)
+    by_game: dict[str, list[EpisodeTask]] = {}
+    for task in tasks.values():
+        by_game.setdefault(task.game_name, []).append(task)
+    missing = [g for g in games if g not in by_game]
+    if missing:
+        raise PlaypenError(f"no train instances of {', '.join(missing)}: play games with a train split "
+                           f"(see `playpen list games`) or your own with instances")
+    return by_game
+
+
 def seat_indices(seats: list[str]) -> list[int]:
     """The `seats` setting (players numbered from 1, as the games name them) as player indices."""
     indices = []

@@ -28,7 +28,7 @@ from playpen.trainers.base import (
     time_limit,
     weights_sample,
 )
-from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices
+from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, tasks_by_game
 
 
 class RoundsTrainer(PlaypenTrainer):
@@ -69,18 +69,8 @@ class RoundsTrainer(PlaypenTrainer):
 
     def round_tasks(self) -> list[list]:
         """Each round's instances: per game, instances_per_round of its own, fresh or cycled from the split."""
-        from playpen.trainers.grpo import instance_prompts
-
         per_round = self.instances_per_round
-        fresh = per_round * self.rounds if self.fresh_instances else 0
-        _, tasks = instance_prompts(self.games, split="train", fresh=fresh, seed=self.seed)
-        by_game: dict[str, list] = {}
-        for task in tasks.values():
-            by_game.setdefault(task.game_name, []).append(task)
-        missing = [g for g in self.games if g not in by_game]
-        if missing:
-            raise PlaypenError(f"no train instances of {', '.join(missing)}: play games with a train split "
-                               f"(see `playpen list games`) or your own with instances")
+        by_game = tasks_by_game(self.games, per_round * self.rounds, self.fresh_instances, self.seed)
         return [[items[(r * per_round + i) % len(items)] for items in by_game.values() for i in range(per_round)]
                 for r in range(self.rounds)]
 

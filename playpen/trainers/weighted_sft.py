@@ -18,7 +18,7 @@ from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
 from playpen.trainers.base import TRAINING_GAMES, PlaypenTrainer
 from playpen.trainers.credit import EpisodeReward
-from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, turn_samples
+from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, tasks_by_game, turn_samples
 
 WEIGHT_COLUMN = "weight"
 
@@ -113,24 +113,18 @@ class TurnWeightedSFT(PlaypenTrainer):
         """The expert's and the learner's own episodes, with the players whose turns are trained."""
         from playpen.backends import load_model
         from playpen.registry import resolve_model_spec
-        from playpen.trainers.grpo import instance_prompts
 
         records = Path("playpen-records") / self.algorithm / self.learner_name
         found = []
         if self.expert:
-            _, tasks = instance_prompts(self.games, fresh=self.expert_instances * self.fresh_instances, seed=self.seed)
-            expert = OwnPlay(resolve_model_spec("expert"), list(tasks.values()), temperature=0.0)
+            tasks = tasks_by_game(self.games, self.expert_instances, self.fresh_instances, self.seed)
+            expert = OwnPlay(resolve_model_spec("expert"), [t for ts in tasks.values() for t in ts], temperature=0.0)
             results = expert.play_with(load_model(resolve_model_spec("expert")), records / "expert")
             found += [(r, [p.name for p in r.players]) for r in results]
         if self.own_samples > 0:
-            _, tasks = instance_prompts(self.games, fresh=self.own_instances * self.fresh_instances, seed=self.seed + 1)
-            if not self.fresh_instances:  # own_instances of each game's train split
-                by_game: dict[str, list] = {}
-                for task in tasks.values():
-                    by_game.setdefault(task.game_name, []).append(task)
-                tasks = {str(i): t for i, t in enumerate(t for ts in by_game.values() for t in ts[: self.own_instances])}
+            tasks = tasks_by_game(self.games, self.own_instances, self.fresh_instances, self.seed + 1)
             partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
-            own = OwnPlay(self.learner, list(tasks.values()), partner=partner,
+            own = OwnPlay(self.learner, [t for ts in tasks.values() for t in ts[: self.own_instances]], partner=partner,
                           seats=seat_indices(self.seats), samples=self.own_samples,
                           temperature=self.temperature or 1.0, max_tokens=self.max_tokens)
             from transformers import set_seed
