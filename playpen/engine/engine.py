@@ -12,6 +12,8 @@ awaiting an answer for its current player. Answers come from one server per mode
 - programmatic players answer at once, a person (`-m human`) in the event loop's own thread; other
   clemcore models are called in worker threads.
 Episodes finish independently; a new one starts as soon as one ends, up to `concurrency` at a time.
+A local model's loop takes new requests only once no episode is running game code (`Runnable`), so which
+requests share a batch, and so every sampled token, does not depend on how busy the machine is.
 
 An episode whose remote model call failed (ModelCallError: the server or network, after the client's own
 retries, or a malformed reply) is no verdict on the model: it is played again from its start up to
@@ -65,12 +67,58 @@ class BusyClock:
             self.seconds += time.perf_counter() - self.since
 
 
+class Runnable:
+    """How many episodes are running game code rather than waiting for a model's answer. A decoding loop waits
+    for none to be (`wait_idle`) before it takes new requests, so every episode that an answer woke has queued
+    its next request by then: the batches are the same however the threads are scheduled. An answer counts
+    its episode as running from the moment it is handed over (in the generating thread), before the episode
+    wakes up."""
+
+    PATIENCE = 30.0  # seconds; only a bookkeeping bug could make a wait this long, and it must not hang a run
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = threading.Condition()
+        self.closed = False
+
+    def add(self, n: int = 1) -> None:
+        with self.changed:
+            self.count += n
+
+    def done(self, n: int = 1) -> None:
+        with self.changed:
+            self.count -= n
+            if self.count <= 0:
+                self.changed.notify_all()
+
+    def close(self) -> None:
+        """The run is over: nobody waits any more."""
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+
+    def wait_idle(self) -> None:
+        """Block (a generating thread) until no episode is running game code."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.count <= 0 or self.closed, timeout=self.PATIENCE):
+                logger.warning("%d episodes still counted as running after %.0f s; taking requests anyway",
+                               self.count, self.PATIENCE)
+
+    async def settle(self) -> None:
+        """Yield to the event loop (whose episodes are the running ones) until none is running game code."""
+        await asyncio.sleep(0)
+        while self.count > 0 and not self.closed:
+            await asyncio.sleep(0)
+
+
 class ModelServer:
     """Answers the requests of one model in the way that model allows (see the module docstring)."""
 
-    def __init__(self, model: Model, batch_size: int, concurrency: int, clock: BusyClock | None = None):
+    def __init__(self, model: Model, batch_size: int, concurrency: int, clock: BusyClock | None = None,
+                 runnable: Runnable | None = None):
         self.model = model
         self.clock = clock or BusyClock()
+        self.runnable = runnable or Runnable()
         self.batch_size = batch_size
         self.in_flight = asyncio.Semaphore(concurrency)
         self.pending: list[tuple[Any, list[dict], list[int] | None, asyncio.Future]] = []  # key, chat, previous
@@ -91,17 +139,20 @@ class ModelServer:
                                                                                    "model_name": model.name}})
         if isinstance(model, BatchModel):
             return await self._batched(request.messages, request.previous)
-        async with self.in_flight:
-            try:
+        self.runnable.done()  # waiting for a remote or threaded model: a local loop need not wait for this episode
+        try:
+            async with self.in_flight:
                 if hasattr(model, "agenerate"):
                     generation = await model.agenerate(request.messages)
                 else:
                     prompt, raw, text = await asyncio.to_thread(model.generate_response, request.messages)
                     generation = Generation(text, prompt=prompt, raw=raw)
-            except Exception as e:  # told apart here, where it is known that the model call raised, not the game
-                if is_model_call_failure(e) and not isinstance(e, ModelCallError):
-                    raise ModelCallError(f"{model.name}: {type(e).__name__}: {e}") from e
-                raise
+        except Exception as e:  # told apart here, where it is known that the model call raised, not the game
+            if is_model_call_failure(e) and not isinstance(e, ModelCallError):
+                raise ModelCallError(f"{model.name}: {type(e).__name__}: {e}") from e
+            raise
+        finally:
+            self.runnable.add()
         # a server may send text that is no valid UTF-8 (JSON allows lone surrogates, e.g. "\ud800"); the
         # episode could not be written to disk with it, so such characters become "?"
         generation.text = str(generation.text).encode("utf-8", "replace").decode("utf-8")
@@ -114,6 +165,7 @@ class ModelServer:
         key = json.dumps([messages, previous], sort_keys=True, default=repr) if not self.model.temperature else future
         with self.lock:  # a streaming model's generation thread takes requests from `pending` too
             self.pending.append((key, messages, previous, future))
+            self.runnable.done()  # counted as running again when its answer is handed over
         if self.worker is None or self.worker.done():
             self.worker = asyncio.create_task(self._drain())
         return await future
@@ -140,7 +192,7 @@ class ModelServer:
 
     async def _drain(self) -> None:
         while self.pending:
-            await asyncio.sleep(0)  # let every episode that is ready queue its request before we batch
+            await self.runnable.settle()  # every episode that is ready queues its request before we batch
             generating: dict = {}
             if self.model.streams:
                 await self._stream(generating)
@@ -156,28 +208,41 @@ class ModelServer:
             except Exception as e:  # the whole call failed: every request in it fails (none is left waiting)
                 results = [e] * len(requests)
             for (key, _, _), result in zip(requests, results):
-                _resolve(generating.pop(key), result)
+                self._hand_over(generating.pop(key), result)
+
+    def _hand_over(self, futures: list[asyncio.Future], result: Generation | BaseException,
+                   loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Answer the episodes waiting for `result`, counting them as running from now on (`loop`: from the
+        generating thread, through that event loop)."""
+        self.runnable.add(sum(not f.done() for f in futures))
+        if loop is None:
+            _resolve(futures, result)
+        else:
+            loop.call_soon_threadsafe(_resolve, futures, result)
 
     async def _stream(self, generating: dict) -> None:
         """Let a streaming model (HFModel's decoding loop) take waiting requests whenever it has room, and hand
         each answer to its episode as soon as it is done, while the others are still generating."""
         loop = asyncio.get_running_loop()
 
+        def take(n: int) -> list:  # called in the generation thread, between decoding steps
+            self.runnable.wait_idle()
+            return self._take(n, generating)
+
         def give(key, result) -> None:  # called in the generation thread
             with self.lock:
                 futures = generating.pop(key)
-            loop.call_soon_threadsafe(_resolve, futures, result)
+            self._hand_over(futures, result, loop)
 
         try:
             with self.clock:
-                await asyncio.to_thread(self.model.generate_stream, lambda n: self._take(n, generating), give,
-                                        self.batch_size)
+                await asyncio.to_thread(self.model.generate_stream, take, give, self.batch_size)
         except Exception as e:  # the loop failed: whatever it had taken fails (none is left waiting)
             with self.lock:
                 failed = list(generating.values())
                 generating.clear()
             for futures in failed:
-                _resolve(futures, e)
+                self._hand_over(futures, e)
 
 
 def _resolve(futures: list[asyncio.Future], result: Generation | BaseException) -> None:
@@ -189,6 +254,14 @@ def _resolve(futures: list[asyncio.Future], result: Generation | BaseException) 
             future.set_exception(result)
         else:
             future.set_result(copy.copy(result))
+
+
+@dataclass
+class ForkCount:
+    """An episode's forks still playing, and whether the episode has ended and waits for them."""
+
+    running: int = 0
+    waiting: bool = False
 
 
 @dataclass
@@ -253,6 +326,7 @@ class Engine:
         self._benchmarks: dict = {}
         self._servers: dict[int, ModelServer] = {}
         self._clock = BusyClock()
+        self._runnable = Runnable()
 
     def run(self, tasks: Iterable[EpisodeTask]) -> list[EpisodeResult]:
         """Play every task (skipping those already complete in the results folder); results in task order."""
@@ -262,6 +336,7 @@ class Engine:
         from tqdm.auto import tqdm
 
         self._servers = {}  # servers hold asyncio objects bound to this event loop
+        self._runnable = Runnable()
         generating_before = self._clock.seconds
         results: list[EpisodeResult | None] = [None] * len(tasks)
         todo: deque[int] = deque()
@@ -276,15 +351,21 @@ class Engine:
         bar = tqdm(total=len(todo), unit="episode", desc="Playing", disable=not self.progress, dynamic_ncols=True)
 
         async def worker() -> None:
-            while todo:
-                i = todo.popleft()
-                results[i] = await self._play(tasks[i])
-                bar.update(1)
-                bar.set_postfix(aborted=self.stats.aborted, incomplete=self.stats.incomplete, refresh=False)
+            try:
+                while todo:
+                    i = todo.popleft()
+                    results[i] = await self._play(tasks[i])
+                    bar.update(1)
+                    bar.set_postfix(aborted=self.stats.aborted, incomplete=self.stats.incomplete, refresh=False)
+            finally:
+                self._runnable.done()
 
+        workers = min(self.concurrency, len(todo)) or 1
+        self._runnable.add(workers)  # each runs game code until its first request
         try:
-            await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)) or 1)))
+            await asyncio.gather(*(worker() for _ in range(workers)))
         finally:
+            self._runnable.close()
             bar.close()
             for server in self._servers.values():  # a streaming model's loop ends once it has nothing to do
                 if server.worker is not None and not server.worker.done():
@@ -307,7 +388,7 @@ class Engine:
     def _server(self, model: Model) -> ModelServer:
         server = self._servers.get(id(model))
         if server is None:
-            server = ModelServer(model, self.batch_size, self.concurrency, self._clock)
+            server = ModelServer(model, self.batch_size, self.concurrency, self._clock, self._runnable)
             self._servers[id(model)] = server
         return server
 
@@ -318,7 +399,11 @@ class Engine:
             if result is not None:
                 return result
             self.stats.retried += 1
-            await asyncio.sleep(self.retry_delay * attempt)
+            self._runnable.done()
+            try:
+                await asyncio.sleep(self.retry_delay * attempt)
+            finally:
+                self._runnable.add()
         return await self._attempt(task, final=True)
 
     async def _attempt(self, task: EpisodeTask, final: bool) -> EpisodeResult | None:
@@ -331,17 +416,23 @@ class Engine:
         except Exception as e:
             return self._finish(session, e)
         branches: list[asyncio.Task] = []
+        forks_state = ForkCount()
 
         def fork_at_branch_turns(current: EpisodeSession) -> None:
             player = current.game_master.current_player
             if self.branch > 1 and player.name == self.branch_player:
                 turn = len(current.trajectories[player.name].turns)
                 for k in range(1, self.branch):
-                    branches.append(asyncio.create_task(self._continue(current.fork(f"b{turn}_{k}"))))
+                    self._runnable.add()  # runs game code until its first request
+                    forks_state.running += 1
+                    branches.append(asyncio.create_task(self._continue(current.fork(f"b{turn}_{k}"), forks_state)))
 
         error = await self._drive(session, fork_at_branch_turns)
         # the forks are recorded before the episode they came from: an episode on disk as complete has all its
         # branches, so resuming never skips an episode whose branches were lost
+        if forks_state.running:
+            forks_state.waiting = True
+            self._runnable.done()  # waits for its forks; the last of them counts it as running again
         forks = list(await asyncio.gather(*branches))
         unfinished = next((f for f in forks if f.outcome == INCOMPLETE), None)
         if error is None and unfinished is not None:  # so that it is played again, with all its branches
@@ -353,9 +444,15 @@ class Engine:
         result.branches = forks
         return result
 
-    async def _continue(self, session: EpisodeSession) -> EpisodeResult:
-        """Play a started session to its end and record it."""
-        return self._finish(session, await self._drive(session))
+    async def _continue(self, session: EpisodeSession, forks: ForkCount) -> EpisodeResult:
+        """Play a started fork to its end and record it."""
+        try:
+            return self._finish(session, await self._drive(session))
+        finally:
+            forks.running -= 1
+            if forks.running or not forks.waiting:
+                self._runnable.done()
+            # else the episode it was forked from waits for it alone: it hands its running count over
 
     async def _drive(self, session: EpisodeSession, before_request=None) -> Exception | None:
         """Play a started session to its end; the exception that stopped it early, if any."""

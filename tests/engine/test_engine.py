@@ -380,3 +380,60 @@ def test_a_failing_decoding_loop_fails_its_requests_instead_of_hanging(in_tmp_cw
     engine = Engine([BrokenStreamingModel()], batch_size=4, progress=False)
     results = asyncio.run(asyncio.wait_for(engine.arun(wordle_tasks(n=3)), timeout=60))
     assert all(r.outcome == "aborted" and "decoding loop failed" in r.error for r in results)
+
+
+class RecordingStreamingModel(StreamingModel):
+    """A decoding loop that answers the oldest request each step and records which requests it held together."""
+
+    def __init__(self):
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def generate_stream(self, take, give, batch_size):
+        import time
+
+        holding = []
+        while True:
+            holding += take(batch_size - len(holding))
+            if not holding:
+                return
+            self.batches.append(sorted(json.dumps(messages) for _, messages, _ in holding))
+            time.sleep(0.002)
+            key, _, _ = holding.pop(0)
+            give(key, Generation("explanation: common letters\nguess: crane"))
+
+
+def test_batches_do_not_depend_on_how_fast_the_games_run(in_tmp_cwd, monkeypatch):
+    """A busy machine makes game code slow at random moments; the decoding loop still holds the same requests
+    together at every step, so sampled answers (which depend on their batch) are the same on any machine."""
+    import random
+    import time
+
+    from playpen.engine.session import EpisodeSession
+
+    def run_once() -> list[list[str]]:
+        model = RecordingStreamingModel()
+        engine = Engine([model], batch_size=3, concurrency=6, progress=False)
+        engine.run(wordle_tasks(n=6))
+        assert engine._runnable.count == 0  # every episode's running and waiting was counted exactly
+        return model.batches
+
+    calm = run_once()
+    submit = EpisodeSession.submit
+    jitter = random.Random(7)
+
+    def slow_submit(self, request, answer):
+        time.sleep(jitter.random() * 0.01)  # a game master that sometimes takes a while (another process's load)
+        return submit(self, request, answer)
+
+    monkeypatch.setattr(EpisodeSession, "submit", slow_submit)
+    busy = run_once()
+    assert len(calm) > 6 and busy == calm
+
+
+
+def test_forked_episodes_are_counted_until_they_end(in_tmp_cwd):
+    model = RecordingStreamingModel()
+    engine = Engine([model], batch_size=4, concurrency=3, progress=False, branch=3)
+    results = engine.run(wordle_tasks(n=3))
+    assert all(len(r.branches) > 1 for r in results) and engine._runnable.count == 0
