@@ -1,6 +1,6 @@
 """A GPU check in one command: real-size models through Playpen's decoding loop, a LoRA GRPO step, the GPU tests.
 
-    python benchmarks/gpu_check.py --out gpu-check.json             # on a CUDA GPU: about 5-7 minutes on an H100
+    python benchmarks/gpu_check.py --out gpu-check.json             # on a CUDA GPU: every part
     python benchmarks/gpu_check.py --out cpu-check.json             # no GPU: the CPU-sized part (tiny configs)
     python benchmarks/gpu_check.py --models qwen3.5-2b --parts decode --players 16 --turns 3 --max-tokens 32
 
@@ -29,12 +29,13 @@ Without a GPU every size shrinks (tiny configs of the same families, 4 players, 
 skipped: they need CUDA), which is what tests/benchmarks/test_gpu_check.py runs, so the script cannot rot.
 It writes one JSON file (`--out`) and prints a summary; every size is an option, to shrink a run that is too long.
 
-On the device machine (no network; Python 3.12 with torch, transformers 5.17, accelerate and peft installed):
-Playpen's own dependencies that are missing there travel as wheels. Here, in the repository's root:
+On a GPU machine without network (Python 3.12 with torch, transformers, accelerate, peft and pytest installed),
+Playpen's own dependencies travel as wheels. On a machine with network, in the checkout's root:
     benchmarks/gpu_wheels.sh            # downloads them into .whl/ (ignored by git), the versions of .venv
-then on the device, carrying `.whl`:
+then copy the checkout with .whl/ to the GPU machine and run there, in its root:
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && \\
-    PYTHONPATH=/tmp/site:$PWD python3 benchmarks/gpu_check.py --out $OUT/gpu-check.json
+    PYTHONPATH=/tmp/site:$PWD python3 benchmarks/gpu_check.py --out gpu-check.json
+(docs/benchmarks.md, "GPU check").
 """
 
 from __future__ import annotations

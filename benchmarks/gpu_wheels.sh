@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The wheels benchmarks/gpu_check.py needs on the device machine beyond its image (Python 3.12 with torch,
-# transformers 5.17, accelerate, peft, pytest, ...; no network there), at the versions of this checkout's .venv:
-# Playpen's own dependencies (clemcore, TRL, datasets and what clemcore imports), and transformers at the .venv's
-# version (the decoding loop is built on its Qwen3.5 cache classes). Downloaded into .whl/, which git ignores, to be
-# carried with the working tree (`carry: [".whl"]`) and installed there with
+# The wheels benchmarks/gpu_check.py needs on a GPU machine without network that has Python 3.12 with torch,
+# transformers, accelerate, peft and pytest, at the versions of this checkout's .venv: Playpen's own dependencies
+# (clemcore, TRL, datasets and what clemcore imports), and transformers at the .venv's version (the decoding loop
+# is built on its Qwen3.5 cache classes). Run it where there is network; it downloads them into .whl/, which git
+# ignores. Copy the checkout with .whl/ to the GPU machine and install them there with
 #   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
-# The names are what a CPU run of gpu_check imports, less what the image holds (KINDS.md's package list).
+# (docs/benchmarks.md, "GPU check"). The names are what a CPU run of gpu_check imports, less those packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PIP=${PIP:-.venv/bin/pip}  # the venv whose versions are carried

@@ -17,8 +17,7 @@ transfers to new grids (the validation instances share none with the train insta
 makes the reward depend on the learner's move alone. The start is a short SFT, so it has the format but
 describes its grids sloppily. The real model (smollm2-135m) starts from a longer LoRA SFT that copies the
 target's first row nearly exactly; what is left for the outcome reward is the copy's slips (a row one cell
-short says nothing to the Follower), which GRPO's samples expose and more SFT keeps (docs/benchmarks.md:
-+13.3 against +3.3 over 3 seeds, 37 minutes on 2 cores).
+short says nothing to the Follower), which GRPO's samples expose and more SFT keeps (docs/benchmarks.md).
 
 It prints a table (mean and std over seeds of % Played and Quality, per arm) and, last, one JSON line:
 {"grpo_quality_gain": x, "sft_quality_gain": y, "game": ..., "model": ..., "seeds": n, "seconds": s,

@@ -10,11 +10,10 @@ from playpen import lazy
 
 lazy.install()
 # torch's CPU threads (OpenMP) spin while they wait for each other, by default for ~300,000 turns. Beside the
-# engine's own thread, or other busy processes, spinning threads take the cores the working ones need: on 2
-# shared cores, multi-turn rollouts ran 5x slower with torch's 2 threads than with 1. A short spin keeps most
-# of the spinning's gain on an idle machine (12.2 s against 11.6 s, not waiting passively: 15.2 s) and loses
-# little beside busy processes (29.5 s against 24.1 s passively); docs/benchmarks.md. Read when torch starts
-# its thread pool, so it is set before torch is imported, and never over the user's own setting.
+# engine's own thread, or other busy processes, spinning threads take the cores the working ones need. A short
+# spin keeps most of the spinning's gain on an idle machine and loses little beside busy processes
+# (docs/benchmarks.md, "Torch's threads and OpenMP's waiting"). Read when torch starts its thread pool, so it is
+# set before torch is imported, and never over the user's own setting.
 if "OMP_WAIT_POLICY" not in os.environ:
     os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 

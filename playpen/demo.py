@@ -1,10 +1,10 @@
-"""`playpen demo` / `make demo`: watch a model learn to play, offline, in about ten minutes on a laptop CPU.
+"""`playpen demo` / `make demo`: watch a model learn to play, offline, in minutes on a laptop CPU.
 
 It runs the quickstart's commands (see `steps()` and the README) in its folder, demo-output/, each printed
 as a user types it and run through the library function that command calls: get the model, evaluate it,
 SFT, evaluate, GRPO, evaluate again, report, and export the final model with its model card (final-model/).
 The model (`Plan`): the real SmolLM2-135M-Instruct (the default; `make demo` fetches it during set-up,
-offline afterwards) or a tiny random-weight model built on the spot (`playpen demo --tiny`, 2 minutes), each
+offline afterwards) or a tiny random-weight model built on the spot (`playpen demo --tiny`), each
 with the settings that fit its cost on a laptop CPU.
 
 The games are referencegame and taboo, the model playing Player 1 (the Giver, the Describer) and the expert
@@ -77,8 +77,8 @@ PLANS = {
     # Every token costs ~1000x the tiny model's: LoRA, SFT on referencegame alone (taboo stays untrained, the other
     # skill), GRPO groups sharing their prompt's forward, 64 tokens an answer, no activation checkpointing (a
     # 135M model on a CPU needs the memory less than the time). The SFT stops short of copying the target's
-    # first row exactly every time (45 here; an exact copy of it wins 60, docs/benchmarks.md), so that the
-    # outcome reward has copies to correct: the learning benchmark's real-model recipe, shortened to 10 minutes.
+    # first row exactly every time (below what an exact copy wins; docs/benchmarks.md, the demo), so that the
+    # outcome reward has copies to correct: the learning benchmark's real-model recipe, shortened.
     "smollm2-135m": Plan("smollm2-135m", "sft_trainer_lora.py",
                          sft=["games=referencegame", "max_steps=40", "batch_size=4", "learning_rate=3e-4",
                               "fresh_instances=400", "activation_checkpointing=false", "logging_steps=10",
@@ -89,7 +89,7 @@ PLANS = {
                                "save_steps=0"],
                          max_tokens=64, grpo_max_tokens=64),
 }
-DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model, in 2 minutes
+DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model
 
 
 def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:

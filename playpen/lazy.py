@@ -1,13 +1,13 @@
 """Deferred imports: what clemcore imports but a play seldom uses runs only when it is used.
 
-Importing clemcore took about 3.7 s of the 4.3 s `playpen play -g wordle -m expert` needed to record its
-first episode, and two parts of it a play with an expert or an API model never uses:
+Importing clemcore was most of the time `playpen play -g wordle -m expert` needed to record its first episode
+(docs/benchmarks.md, "Start-up"), and two parts of it a play with an expert or an API model never uses:
 
-- nltk (1.0 s, with scipy, scikit-learn and pandas below it). clemcore.backends imports it for one call at
+- nltk (with scipy, scikit-learn and pandas below it). clemcore.backends imports it for one call at
   run time (`nltk.featstruct.unify`, matching model specs) and a few games (taboo, dond) use its stemmer.
   It is loaded with the standard library's `importlib.util.LazyLoader`: `import nltk` binds a module
   object at once, and the package executes on the first attribute access (or submodule import).
-- openenv's web UI (1.5 s: gradio). openenv's server package imports it as an optional part
+- openenv's web UI (gradio). openenv's server package imports it as an optional part
   (`try: from .web_interface import ... except ModuleNotFoundError`), for `clem serve` with
   ENABLE_WEB_INTERFACE. LazyLoader cannot defer it (that `from` import reads its attributes at once), so
   while the server package is being imported it is reported missing and openenv takes its own path for a

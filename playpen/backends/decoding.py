@@ -16,7 +16,7 @@ and every fourth layer of Qwen3.5) holds each token's keys and values: every row
 ending at the batch's last column, and the attention mask hides the columns before a row's first token. A
 step writes its new column in place; joining copies only the new rows' keys and values; a finished row's
 place is taken by the last row (one row copied). The model sees only the rows running and the columns the
-longest of them needs (measured: 90% of the attention's cells are real tokens in multi-turn play), and the
+longest of them needs (the rest is shorter rows padded to the longest; docs/benchmarks.md), and the
 buffers are reallocated only to grow or to give memory back. Position ids count only real tokens, so each row
 computes what it would alone. A linear-attention layer (Qwen3.5's and Qwen3-Next's gated DeltaNet) holds per
 row a fixed-size convolution state (its last inputs) and recurrent state, updated in place at every step: the

@@ -147,8 +147,8 @@ class HFModel(BatchModel):
         config = model_config(spec)
         self.chat_template_kwargs = dict(config.get("chat_template_kwargs", {}))
         self.return_logprobs = config.get("logprobs", True)
-        # A static KV cache is written in place instead of being re-concatenated at every step: about 1.3x
-        # faster generation here, same tokens. Architectures that cannot use it fall back to "dynamic".
+        # A static KV cache is written in place instead of being re-concatenated at every step: faster
+        # generation, same tokens (docs/benchmarks.md). Architectures that cannot use it fall back to "dynamic".
         self.cache_implementation = config.get("cache_implementation", "static")
         self.context_size = int(getattr(self.model.config, "max_position_embeddings", 0) or 1 << 30)
         eos = eos_ids(self.model.generation_config)

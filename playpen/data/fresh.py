@@ -1,5 +1,5 @@
 """Fresh training instances: a game's own instance generator drawn with new seeds, so that online training
-need not cycle through the same few train instances (GRPO on referencegame's 55 memorised them).
+need not cycle through the same few train instances, which online training memorises (docs/benchmarks.md).
 
     from playpen.data.fresh import fresh_instances
     instances = fresh_instances("referencegame", seed=0, count=200)   # an instances file's dict
