@@ -228,7 +228,7 @@ def test_a_trained_model_stops_where_its_chat_template_ends_a_turn(in_tmp_cwd):
 def test_self_play_trains_every_role_from_the_same_episodes(tiny):
     """all_roles: a group of 4 samples on a two-player game is 2 episodes, each giving a sample per role."""
     from playpen.registry import resolve_model_spec
-    from playpen.trainers.grpo import GameRollout, instance_prompts
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     argv = ["run", str(EXAMPLES / "grpo_trainer.py"), "-l", tiny, "-L", "8", "--set", "games=referencegame",
             "--set", "max_steps=1", "--set", "num_generations=4", "--set", "instances_per_step=1",
