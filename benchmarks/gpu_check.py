@@ -319,7 +319,8 @@ def grpo_part(loaded: Loaded, args, workdir: Path) -> dict:
     from playpen.backends import load_model
     from playpen.registry import resolve_model_spec
     from playpen.trainers.credit import EpisodeReward, episode_reward
-    from playpen.trainers.grpo import GameRollout, PlaypenGRPOTrainer, instance_prompts
+    from playpen.trainers.grpo import PlaypenGRPOTrainer
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     gpu = torch.cuda.is_available()
     previous = Path.cwd()

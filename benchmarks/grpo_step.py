@@ -43,7 +43,7 @@ def play_group(game: str, group: int, max_tokens: int, seed: int, records: Path)
     from playpen.backends import load_model
     from playpen.backends.hf import HFModel
     from playpen.registry import resolve_model_spec
-    from playpen.trainers.grpo import GameRollout, instance_prompts
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     spec = resolve_model_spec(MODEL)
     prompts, tasks = instance_prompts([game], split="train")
@@ -68,7 +68,7 @@ def scripted_group(game: str, group: int, max_tokens: int, records: Path) -> dic
     from playpen.backends.hf import load_tokenizer, turn_end_ids
     from playpen.registry import resolve_model_spec
     from playpen.testing import expert_answer, play
-    from playpen.trainers.grpo import GameRollout, instance_prompts
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     class ScriptedLearner(BatchModel):
         """Answers turn k of every chat with `answers[k]`: the prompt rendered as the HF backend renders it,

@@ -165,6 +165,7 @@ def score(model: str, folder: Path, rows: Path, max_tokens: int) -> dict:
     import pandas as pd
 
     from playpen.eval.clemscore import clem_table, episode_scores, summary
+    from playpen.eval.options import EvalOptions
     from playpen.eval.run import evaluate
     from playpen.play import play
 
@@ -172,8 +173,8 @@ def score(model: str, folder: Path, rows: Path, max_tokens: int) -> dict:
         return json.loads((folder / "row.json").read_text())
     shutil.rmtree(folder, ignore_errors=True)
     with contextlib.redirect_stdout(sys.stderr):
-        result = evaluate(model, suite="all", run_dir=str(folder / "official"), instances=str(rows),
-                          max_tokens=max_tokens, version=VERSION, progress=False)
+        result = evaluate(model, EvalOptions(suite="all", run_dir=str(folder / "official"), instances=str(rows),
+                                             max_tokens=max_tokens, version=VERSION, progress=False))
         play(TRAINED, [model], max_tokens=max_tokens, split="validation", version=VERSION,
              results_dir=str(folder / "trained"), progress=False)
     official = summary(clem_table(episode_scores(folder / "official")), model)

@@ -214,14 +214,15 @@ def cmd_eval(args: argparse.Namespace) -> None:
         print(headline(table))
         _print_statscores([args.run_dir], write_val_files=True, allow_partial=args.allow_partial)
         return
+    from playpen.eval.options import EvalOptions
     from playpen.eval.run import evaluate
 
-    result = evaluate(args.model, suite=args.suite, games=args.games, run_dir=args.run_dir,
-                      skip_gameplay=args.skip_gameplay, split=args.split, temperature=args.temperature,
-                      max_tokens=args.max_tokens, batch_size=args.batch_size, concurrency=args.concurrency,
-                      static_tasks=args.static_tasks, static_limit=args.static_limit,
-                      static_include=args.static_include, version=args.benchmark, instances=args.instances,
-                      allow_partial=args.allow_partial)
+    options = EvalOptions(suite=args.suite, games=args.games, run_dir=args.run_dir, skip_gameplay=args.skip_gameplay,
+                          split=args.split, temperature=args.temperature, max_tokens=args.max_tokens,
+                          batch_size=args.batch_size, concurrency=args.concurrency, lmeval_tasks=args.lmeval_tasks,
+                          lmeval_limit=args.lmeval_limit, lmeval_include=args.lmeval_include,
+                          version=args.benchmark, instances=args.instances, allow_partial=args.allow_partial)
+    result = evaluate(args.model, options)
     headline = result.get("summary", result)  # the playschool2026 suite: its summary row
     scores = ", ".join(f"{k} {'-' if headline[k] is None else headline[k]}" for k in (
         "clemscore", "statscore", "ood_clemscore", "playpen clemscore", "playpen statscore", "in-domain clemscore",
@@ -264,8 +265,8 @@ def _print_statscores(folders: list, out: Path | None = None, write_val_files: b
     """statscore (the static benchmarks of each folder's static/ subfolder, as `playpen eval` and the official
     runs write them) of every model, printed beside clemscore; its table goes to <out>/static-<folder>/
     (a report) or stays in the static folder (eval --skip_gameplay, which also updates <model>.val.json)."""
-    from playpen.eval.run import _merge_val_file
-    from playpen.eval.static import static_folder, static_scores
+    from playpen.eval.layout import merge_val_file, static_folder
+    from playpen.eval.static import static_scores
 
     for folder in folders:
         if not static_folder(folder).is_dir():
@@ -278,7 +279,7 @@ def _print_statscores(folders: list, out: Path | None = None, write_val_files: b
             print(line)
         if write_val_files:
             for model, value in found.get("statscores", {}).items():
-                _merge_val_file(Path(folder), model, {"statscore": value})
+                merge_val_file(Path(folder), model, {"statscore": value})
         if lines and out is not None and (out / "report.md").exists():  # beside clemscore in the report
             with (out / "report.md").open("a", encoding="utf-8") as report:
                 report.write("\nstatscore (the static benchmarks, table in " + str(target) + "):\n\n"
@@ -319,17 +320,14 @@ def cmd_demo(args: argparse.Namespace) -> None:
 
 
 def add_results_folders(p: argparse.ArgumentParser, what: str) -> None:
-    """Several results folders, given as every command gives them: -r DIR [DIR ...]. Folders given without
-    -r (the form `dataset` and `report` once had) are still read."""
+    """Several results folders, given as every command gives them: -r DIR [DIR ...]."""
     p.add_argument("-r", "--results-dir", nargs="+", default=[], metavar="DIR", help=what)
-    p.add_argument("folders", nargs="*", help=argparse.SUPPRESS)
 
 
 def results_folders(args: argparse.Namespace, example: str) -> list[str]:
-    folders = args.results_dir + args.folders
-    if not folders:
+    if not args.results_dir:
         raise PlaypenError(f"give the results folders with -r, e.g. {example}")
-    return folders
+    return args.results_dir
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -426,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "instance of the LM Playschool 2026 out-of-domain games; playschool2026: the whole "
                         "Playschool ranking (all, in-domain games and static benchmarks, ood) and a summary row")
     p.add_argument("-g", "--games", nargs="+", help="only these games (in an existing -r folder: re-play them)")
-    p.add_argument("-r", "--run-dir", "--run_dir", dest="run_dir", help="default: playpen-eval/<timestamp>")
+    p.add_argument("-r", "--run-dir", help="default: playpen-eval/<timestamp>")
     p.add_argument("--skip_gameplay", "--skip-gameplay", dest="skip_gameplay", action="store_true",
                    help="only re-score and re-aggregate the episodes already in the run folder")
     p.add_argument("--split", default="validation", help="train, validation (default), test or all")
@@ -434,9 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-L", "--max-tokens", type=positive_int, default=300)
     p.add_argument("-b", "--batch-size", type=positive_int, default=16)
     p.add_argument("--concurrency", type=positive_int, default=32)
-    p.add_argument("--static-tasks", nargs="+", help="--suite lm-eval: tasks as TASK:METRIC[:SCALE] (default: its suite)")
-    p.add_argument("--static-limit", type=positive_int, help="--suite lm-eval: examples per task (default: all)")
-    p.add_argument("--static-include", help="--suite lm-eval: a folder of your own lm-eval task files")
+    p.add_argument("--lmeval-tasks", nargs="+", help="--suite lm-eval: tasks as TASK:METRIC[:SCALE] (default: its suite)")
+    p.add_argument("--lmeval-limit", type=positive_int, help="--suite lm-eval: examples per task (default: all)")
+    p.add_argument("--lmeval-include", help="--suite lm-eval: a folder of your own lm-eval task files")
     p.add_argument("--benchmark", help=BENCHMARK_HELP)
     p.add_argument("--instances", metavar="DIR_OR_FILE",
                    help="a local copy of the official validation instances (rows of game, experiment, task_id: "

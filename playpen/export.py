@@ -317,7 +317,7 @@ def base_provenance(base: dict) -> dict:
 def read_evaluation(folder: Path, names: list[str], aliases: dict[str, str] | None = None) -> Evaluation:
     """The score tables of a `playpen eval`/`play` folder (from its episodes) or a `playpen report` folder
     (from its results.csv), with the rows of the models named (the exported one and those it came from)."""
-    from playpen.eval.report import expand_suite_runs
+    from playpen.eval.layout import expand_suite_runs
 
     if not folder.is_dir():
         raise PlaypenError(f"--eval {folder}: folder not found (give a folder written by `playpen eval`, "
@@ -368,8 +368,8 @@ def _tables_from_episodes(folder: Path, wanted: set[str]) -> list[Table]:
     """clemscore tables computed from the folder's episodes (the games; the out-of-domain games apart) and
     statscore from its static/ episodes, the way `playpen eval` and `playpen report` compute them."""
     from playpen.eval.clemscore import clem_table, clemscore_of, episode_scores, incomplete_episodes
+    from playpen.eval.layout import static_folder
     from playpen.eval.report import ood_games
-    from playpen.eval.static import static_folder
 
     incomplete = incomplete_episodes(folder)
     if not incomplete.empty:

@@ -1,11 +1,50 @@
-"""Playing games as a library call: `play()` (what `playpen play`, the trainers and the benchmarks run) and
-the per-game summary the command prints. It lives below the CLI so no module imports the command line."""
+"""Playing games as a library call: `play_tasks()` plays a list of episode tasks through the engine into a
+results folder (what `playpen play`, `playpen eval`, the trainers' rollouts and own play run); `play()`
+selects the games' instances and loads the models for it (what `playpen play`, the trainers and the benchmarks
+run); and the per-game summary the command prints. It lives below the CLI so no module imports the command
+line."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from playpen.errors import PlaypenError
+
+if TYPE_CHECKING:  # the engine imports clemcore, which the commands load only when they play
+    from clemcore.backends import Model
+
+    from playpen.engine import Engine, EpisodeResult, EpisodeTask, RunStats
+
+
+class Played(NamedTuple):
+    """What `play_tasks` returns."""
+
+    results: list[EpisodeResult]  # one per task, in task order
+    stats: RunStats
+    run_path: Path  # where the episodes are: <results_dir>/<the models' identifier>
+
+
+def play_tasks(tasks: list[EpisodeTask], models: list[Model], results_dir: str | Path, *,
+               recorded: list[Model] | None = None, batch_size: int = 16, concurrency: int = 32,
+               progress: bool = True, resume: bool = True, branch: int = 1, branch_player: str = "Player 1",
+               runner: Callable[[Engine, list[EpisodeTask]], list[EpisodeResult]] | None = None) -> Played:
+    """Play the episode tasks with the models through the engine, recording them under
+    <results_dir>/<the models' identifier> in clemcore's layout; what every command and trainer that plays
+    runs. `recorded`: the models run.json names (default `models`; a trainer's partner rides on its tasks).
+    `resume`: keep the episodes already complete there (see Engine). `runner(engine, tasks)`: how the engine is
+    run (default Engine.run; a background rollout runs it in an event loop of its own)."""
+    from clemcore.backends import Model
+
+    from playpen.engine import Engine, ResultsWriter
+
+    writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(recorded or models))
+    engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
+                    branch=branch, branch_player=branch_player, resume=resume)
+    results = engine.run(tasks) if runner is None else runner(engine, tasks)
+    return Played(results, engine.stats, writer.run_path)
 
 
 def load_models(names: list[str], temperature: float, max_tokens: int):
@@ -53,10 +92,8 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
          split: str = "all", branch: int = 1, branch_player: str = "Player 1", version: str | None = None):
     """Play the games' instances (at benchmark `version`, default 2.0) with the models and record them;
     returns the episode results. With two models, one-player games are played by the first alone (said once)."""
-    from clemcore.backends import Model
-
     from playpen.data.splits import split_ids
-    from playpen.engine import Engine, ResultsWriter, tasks_from_instances
+    from playpen.engine import tasks_from_instances
     from playpen.registry import load_instances, select_games
 
     if len(model_names) > 2:
@@ -97,11 +134,8 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         for task in tasks:
             if task.game_name in solo:
                 task.models = models[:1]
-    writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(models))
-    engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
-                    branch=branch, branch_player=branch_player)
-    results = engine.run(tasks)
-    return results, engine.stats, writer.run_path
+    return play_tasks(tasks, models, results_dir, batch_size=batch_size, concurrency=concurrency, progress=progress,
+                      branch=branch, branch_player=branch_player)
 
 
 def summarize(results) -> list[dict]:

@@ -151,7 +151,7 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
     (["score", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no episodes (interactions.json) found"),
     (["transcribe", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no episodes (interactions.json) found"),
     (["replay", "empty"], ("empty/notes.txt", "no episodes here"), "no recorded episodes found"),
-    (["report", "afile.txt"], ("afile.txt", "x"), "results folder not found: afile.txt"),
+    (["report", "-r", "afile.txt"], ("afile.txt", "x"), "results folder not found: afile.txt"),
     (["play", "-g", "wordle", "-m", "expert", "-r", "afile.txt"], ("afile.txt", "x"), "afile.txt/expert (check the path)"),
     (["models", "create-tiny", "a/b"], None, "use letters, digits"),
     (["models", "create-tiny", "smol-135m"], None, "one of Playpen's registered models"),
@@ -161,7 +161,7 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
     (["play", "-g", "wordle", "-m", "broken"], ("model_registry.json", '[{"model_name": "broken", "backend": '
                                                '"huggingface_local", "huggingface_id": "/no/such/dir"}]'),
      "cannot load the tokenizer of model 'broken'"),
-    (["eval", "expert", "--static-include", "nowhere"], None, "--static-include nowhere: folder not found"),
+    (["eval", "expert", "--lmeval-include", "nowhere"], None, "--lmeval-include nowhere: folder not found"),
     (["eval", "expert", "--split", "dev", "-r", "run"], None, "unknown split 'dev'"),
     (["view", "nowhere"], None, "not a folder: nowhere"),
     (["view", ".", "--port", "70000"], None, "--port 70000: choose 1-65535"),
@@ -209,7 +209,7 @@ def test_truncated_score_files_are_named_not_a_traceback(in_tmp_cwd, capsys):
     run(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic"], capsys)
     broken = next(Path("results").rglob("scores.json"))
     broken.write_text(broken.read_text()[:50])
-    for argv in (["report", "results"], ["dataset", "conversational", "results", "-o", "s.jsonl"]):
+    for argv in (["report", "-r", "results"], ["dataset", "conversational", "-r", "results", "-o", "s.jsonl"]):
         code, _, err = run(argv, capsys)
         assert code == 2 and f"{broken} is not valid JSON" in err and "Traceback" not in err
     interactions = broken.parent / "interactions.json"
@@ -226,24 +226,19 @@ def test_a_malformed_key_file_is_named(in_tmp_cwd, capsys):
     assert code == 2 and "key file" in err and "key.json is not valid JSON" in err
 
 
-def test_results_folders_are_given_with_r_in_every_command_and_the_old_form_still_works(in_tmp_cwd, capsys):
-    """`dataset` and `report` took their folders positionally, unlike every other command's -r."""
+def test_results_folders_are_given_with_r_in_every_command(in_tmp_cwd, capsys):
+    """`dataset` and `report` take their folders with -r, as every other command does; nothing else."""
     run(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic"], capsys)
-    for kind in ("conversational", "preference"):
-        code, out, err = run(["dataset", kind, "-r", "results", "-o", f"{kind}-r.jsonl"], capsys)
-        assert code == 0 or "no samples" in err  # the expert alone wins every episode: no preference pairs
-        code_old, _, err_old = run(["dataset", kind, "results", "-o", f"{kind}-old.jsonl"], capsys)
-        assert (code_old, err_old) == (code, err)
-        if code == 0:
-            assert Path(f"{kind}-r.jsonl").read_text() == Path(f"{kind}-old.jsonl").read_text() != ""
-    assert Path("conversational-r.jsonl").exists()
-    code, out, _ = run(["report", "-r", "results", "-o", "rep-r"], capsys)
-    code_old, out_old, _ = run(["report", "results", "-o", "rep-old"], capsys)
-    assert code == code_old == 0 and out.split("report:")[0] == out_old.split("report:")[0]
-    assert (Path("rep-r") / "results.html").is_file()
+    code, out, err = run(["dataset", "conversational", "-r", "results", "-o", "conversational.jsonl"], capsys)
+    assert code == 0 and Path("conversational.jsonl").read_text() != "", err
+    code, out, _ = run(["report", "-r", "results", "-o", "rep"], capsys)
+    assert code == 0 and (Path("rep") / "results.html").is_file()
     for argv in (["dataset", "conversational", "-o", "x.jsonl"], ["report"]):
         code, _, err = run(argv, capsys)
         assert code == 2 and "give the results folders with -r" in err and "Traceback" not in err
+    for argv in (["dataset", "conversational", "results", "-o", "x.jsonl"], ["report", "results"]):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and "unrecognized arguments: results" in err and "Traceback" not in err
 
 
 def test_play_exits_non_zero_with_the_first_error_when_episodes_raised(in_tmp_cwd, capsys):

@@ -22,11 +22,6 @@ GAMES_2026 = ("adventuregame", "clean_up", "codenames", "dond", "guesswhat", "im
               "privateshared", "referencegame", "taboo", "textmapworld", "textmapworld_graphreasoning",
               "textmapworld_specificroom", "wordle", "wordle_withclue", "wordle_withcritic")
 
-# Games whose 2026 rules are still being implemented: episodes agreeing / recorded, measured 2026-11-23.
-NOT_YET = {
-}
-
-
 @pytest.fixture(scope="module")
 def report(playschool_dir) -> dict:
     """One replay of every recorded episode, at the version each recording names (not forced)."""
@@ -42,9 +37,7 @@ def recorded_episodes(root: Path) -> Counter:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("game", [
-    pytest.param(game, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[game])) if game in NOT_YET else game
-    for game in GAMES_2026])
+@pytest.mark.parametrize("game", GAMES_2026)
 def test_every_recorded_2026_episode_agrees(report, playschool_dir, game):
     recorded = recorded_episodes(playschool_dir)[game]
     assert recorded > 0

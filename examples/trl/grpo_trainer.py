@@ -34,7 +34,8 @@ from playpen.backends import load_model
 from playpen.errors import PlaypenError
 from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
 from playpen.trainers.credit import IMPORTANCE_SAMPLING_MODES, EpisodeReward, episode_reward
-from playpen.trainers.grpo import GameRollout, PlaypenGRPOTrainer, instance_prompts
+from playpen.trainers.grpo import PlaypenGRPOTrainer
+from playpen.trainers.rollout import GameRollout, instance_prompts
 
 
 class GameGRPO(PlaypenTrainer):

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 from clemcore.backends import Model, ModelSpec
 
-HUMAN_MODELS = ("human",)
 RULE = "─" * 72
 
 

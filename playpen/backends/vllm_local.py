@@ -16,16 +16,6 @@ from playpen.backends import BatchModel, Generation, model_config
 from playpen.errors import PlaypenError
 
 
-def vllm_available() -> bool:
-    try:
-        import vllm  # noqa: F401
-    except ImportError:
-        return False
-    import torch
-
-    return torch.cuda.is_available()
-
-
 class VLLMModel(BatchModel):
     """A model served by an in-process vLLM engine; one `generate_batch` = one vLLM generate call."""
 

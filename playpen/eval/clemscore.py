@@ -25,12 +25,13 @@ import pandas as pd
 from playpen.engine.results import episode_state
 from playpen.engine.session import INCOMPLETE
 from playpen.errors import PlaypenError
+from playpen.eval.layout import STATIC_FOLDER
 from playpen.files import read_json
 
 COLUMNS = ["game", "model", "experiment", "episode", "metric", "value"]
 # A run folder's subfolders that hold another suite (`playpen eval` writes the static benchmarks into
 # <run>/static, as the official runs do): their episodes are that suite's, never the clem table's.
-SUITE_FOLDERS = ("static",)
+SUITE_FOLDERS = (STATIC_FOLDER,)
 
 
 def _files(results_dir: str | Path, name: str) -> list[Path]:

@@ -1,34 +1,32 @@
-"""`playpen eval --suite lm-eval`: static benchmarks run on the same model with lm-evaluation-harness.
+"""`playpen eval --suite lm-eval`: benchmarks run on the same model with lm-evaluation-harness.
 
 This is lm-eval's own measure, written as `lm_eval_score` in <model>.val.json beside (never as) statscore:
 the official statscore plays the LM Playschool benchmarks as games on their official instances
 (eval/static.py), while this runs lm-eval's task selection with lm-eval's prompts, answer extraction and
 metrics. lm-eval does the data handling and the scoring; Playpen picks the suite, builds the lm-eval model
 from the model registry entry, and averages: round(mean over benchmarks of the main metric x 100, 2) (the
-key "statscore" of run_static's result, kept for its callers, is that mean).
+key "statscore" of run_lmeval's result, written as it is to lm-eval.<model>.json, is that mean).
 
 Default suite (the upstream static suite, as far as lm-eval provides it):
     mmlu_pro (exact_match, custom-extract)    bbh (bbh_cot_fewshot, exact_match, get-answer)
     ifeval (prompt_level_strict_acc)          eq_bench (eqbench, already on a 0-100 scale)
 CLadder is left out: lm-eval has no task for it. Any lm-eval task can be run with
-`playpen eval MODEL --suite lm-eval --static-tasks NAME:METRIC ...`.
+`playpen eval MODEL --suite lm-eval --lmeval-tasks NAME:METRIC ...`.
 The datasets come from the Hugging Face hub; offline, point lm-eval at local copies with task files of
-your own (`--static-include DIR`), as Playpen's tests do with tiny local datasets. Where the hub cannot be
-reached the suite runs in HF offline mode (cached datasets load, missing ones are reported at once instead of
-after a minute of retries).
+your own (`--lmeval-include DIR`), as Playpen's tests do with tiny local datasets. Where the hub cannot be
+reached the suite runs in HF offline mode (cached datasets load, missing ones are reported at once, not after
+the HF libraries' retries).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import os
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import urlparse
 
 from playpen.errors import PlaypenError
+from playpen.eval.official import hub_reachable
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ def parse_tasks(items: list[str]) -> dict[str, Benchmark]:
     for item in items:
         parts = item.split(":")
         if len(parts) not in (2, 3):
-            raise PlaypenError(f"static task {item!r} must look like TASK:METRIC or TASK:METRIC:SCALE, e.g. "
+            raise PlaypenError(f"lm-eval task {item!r} must look like TASK:METRIC or TASK:METRIC:SCALE, e.g. "
                                "arc_easy:acc,none")
         out[parts[0]] = Benchmark(parts[0], parts[1], float(parts[2]) if len(parts) == 3 else 100.0)
     return out
@@ -81,17 +79,7 @@ def make_lm(model, batch_size: int = 8):
 
         base = (model._settings.get("base_url") or "https://api.openai.com/v1").rstrip("/")
         return LocalChatCompletion(base_url=f"{base}/chat/completions", model=model.model_id)
-    raise PlaypenError(f"--suite lm-eval needs a language model; {model.name!r} ({backend}) cannot run static benchmarks")
-
-
-def hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether a connection to the Hugging Face hub (HF_ENDPOINT) can be opened."""
-    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    try:
-        socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout).close()
-        return True
-    except OSError:
-        return False
+    raise PlaypenError(f"--suite lm-eval needs a language model; {model.name!r} ({backend}) cannot run lm-eval benchmarks")
 
 
 @contextlib.contextmanager
@@ -112,7 +100,7 @@ def offline_unless_hub_reachable() -> Iterator[bool]:
         huggingface_hub.constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = saved
 
 
-def run_static(model, benchmarks: dict[str, Benchmark] | None = None, *, limit: int | None = None,
+def run_lmeval(model, benchmarks: dict[str, Benchmark] | None = None, *, limit: int | None = None,
                include_path: str | None = None, include_defaults: bool = True, batch_size: int = 8,
                max_gen_tokens: int | None = None) -> dict:
     """Run the suite; returns {"benchmarks": {name: score 0..100}, "unavailable": {name: why},
@@ -154,12 +142,12 @@ def run_static(model, benchmarks: dict[str, Benchmark] | None = None, *, limit: 
     return {"benchmarks": scores, "unavailable": unavailable, "statscore": statscore, "limit": limit}
 
 
-def unavailable_note(static: dict) -> str | None:
+def unavailable_note(measured: dict) -> str | None:
     """One line for the user when benchmarks could not run, naming them and the way out."""
-    missing = static.get("unavailable") or {}
+    missing = measured.get("unavailable") or {}
     if not missing:
         return None
     first = next(iter(missing.values()))
     return (f"lm_eval_score not computed: the data of {', '.join(missing)} could not be loaded ({first}). The suite's "
             "datasets come from the Hugging Face hub: run with network access, or point lm-eval at local copies "
-            "with --static-include DIR (and --static-tasks).")
+            "with --lmeval-include DIR (and --lmeval-tasks).")

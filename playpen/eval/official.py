@@ -47,7 +47,7 @@ def official_ids(local: str | Path | None = None, config: str = GAMES_CONFIG) ->
     revision = os.environ.get("PLAYPEN_DATA_REVISION", REVISION)
     cached = cache_dir() / f"{DATASET.replace('/', '--')}--{config}--{SPLIT}--{revision}.json"
     why = "offline" if os.environ.get("HF_HUB_OFFLINE") else None
-    if why is None and not _hub_reachable():
+    if why is None and not hub_reachable():
         why = "the hub cannot be reached"
     if why is None:
         try:
@@ -69,11 +69,12 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PLAYPEN_CACHE", Path.home() / ".cache" / "playpen"))
 
 
-def _hub_reachable(timeout: float = 3.0) -> bool:
-    """A quick connection to the hub, so that offline use does not wait for HF's retries."""
-    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or "huggingface.co"
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether a connection to the Hugging Face hub (HF_ENDPOINT) opens within `timeout` seconds, so that
+    offline use does not wait for the HF libraries' retries."""
+    url = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
     try:
-        socket.create_connection((host, 443), timeout=timeout).close()
+        socket.create_connection((url.hostname or "huggingface.co", url.port or 443), timeout=timeout).close()
         return True
     except OSError:
         return False

@@ -1,4 +1,4 @@
-"""`playpen report DIR...`: the clem table of every model found in one or more results folders, as a page
+"""`playpen report -r DIR...`: the clem table of every model found in one or more results folders, as a page
 (results.html) and markdown (report.md) with a per-game bar chart and a % Played vs Quality plot, so that a
 base model and its fine-tuned versions sit side by side.
 
@@ -6,7 +6,8 @@ Episodes of the LM Playschool 2026 out-of-domain games get a table of their own 
 own clemscore (the OOD clemscore: the same aggregation over the OOD games only): ood-results.csv, or
 results.csv where a folder holds nothing else (an `eval --suite ood` run, a recorded OOD evaluation). A
 `--suite playschool2026` run folder is read as its three parts (playpen/, indomain/, ood/), each model
-labelled with its part."""
+labelled with its part. `score_folder` is the report of one model's evaluation run folder, with what its
+<model>.val.json says about incomplete episodes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from playpen.engine.results import ResultsWriter
 from playpen.errors import PlaypenError
 from playpen.eval.clemscore import (
     clem_table,
@@ -24,32 +26,19 @@ from playpen.eval.clemscore import (
     episode_scores,
     incomplete_episodes,
 )
+from playpen.eval.layout import expand_suite_runs
+from playpen.games.common import BENCHMARK_OOD, PLAYSCHOOL_2026_OOD, benchmark_tags
+from playpen.registry import game_registry
 
 
 def ood_games() -> set[str]:
     """Names of the out-of-domain games: the official suite's and any registered game tagged with it."""
-    from playpen.games.common import BENCHMARK_OOD, PLAYSCHOOL_2026_OOD, benchmark_tags
-
     names = set(PLAYSCHOOL_2026_OOD)
     try:
-        from playpen.registry import game_registry
-
         names |= {s.game_name for s in game_registry() if BENCHMARK_OOD in benchmark_tags(s)}
     except PlaypenError:  # a broken user registry: the official names still hold
         pass
     return names
-
-
-def expand_suite_runs(dirs: list[Path]) -> list[Path]:
-    """A `--suite playschool2026` run folder stands for its part folders (their episodes must not mix: the
-    validation and in-domain parts play the same games on other instances)."""
-    from playpen.eval.suites import PARTS, SUITE_FILE
-
-    expanded = []
-    for d in dirs:
-        parts = [d / part for part in PARTS if (d / part).is_dir()]
-        expanded.extend(parts if (d / SUITE_FILE).exists() and parts else [d])
-    return expanded
 
 
 def _games(table: pd.DataFrame) -> list[str]:
@@ -220,3 +209,17 @@ def write_report_tables(dirs: list[str | Path], out_dir: str | Path | None = Non
     (out / "results.html").write_text("<html><head><meta charset='utf-8'><title>Playpen report</title></head><body>"
                                       + "\n".join(page) + "</body></html>\n", encoding="utf-8")
     return tables
+
+
+def score_folder(out: Path, model_name: str, tasks: list, allow_partial: bool) -> tuple[pd.DataFrame, dict]:
+    """The report of a run folder (written there) and, while episodes are incomplete (allowed only with
+    `allow_partial`), {"partial": True, "incomplete": n, "episodes": total} for the model's val.json.
+    Episodes of a played game without a folder (a run killed before it reached them) are missing too."""
+    episodes = ResultsWriter(out, model_name, {})
+    missing = sum((episodes.run_path / t.game_name).is_dir()
+                  and not (episodes.episode_path(t) / "instance.json").exists() for t in tasks)
+    table = write_report([out], allow_partial=allow_partial, missing=missing)
+    incomplete = incomplete_episodes(out)
+    incomplete = int(incomplete.loc[incomplete["model"] == model_name, "incomplete"].sum()) + missing
+    total = len(tasks) or len(list(episodes.run_path.glob("*/*/*/instance.json")))
+    return table, ({"partial": True, "incomplete": incomplete, "episodes": total} if incomplete else {})

@@ -2,10 +2,9 @@
 
 The LM Playschool 2026 `playpen eval` plays bbh, cladder, eqbench, ifeval and mmlu_pro (Playpen's games of
 those names, GAMES-STATIC.md) on the validation instances of colab-potsdam/playpen-data, configuration
-`instances-static` (38 episodes: bbh 1, cladder 3, eqbench 21, ifeval 12, mmlu_pro 1), into
-`<run>/static/<model>/...`, and `statscore` is the clemscore of that folder's table: per benchmark % Played
-and Quality pooled over all its episodes, averaged over the five with equal weight, each step rounded
-(clemcore's own `save_clem_table`, as for clemscore).
+`instances-static`, into `<run>/static/<model>/...`, and `statscore` is the clemscore of that folder's table:
+per benchmark % Played and Quality pooled over all its episodes, averaged over the five with equal weight,
+each step rounded (clemcore's own `save_clem_table`, as for clemscore).
 
 `play_static` plays them; `static_scores` (re)computes statscore from a run folder (`--skip_gameplay`,
 `playpen report`). The ids come as for the games (eval/official.py: the hub at a pinned revision, its cache,
@@ -22,22 +21,32 @@ import importlib
 import sys
 from pathlib import Path
 
-from playpen.eval.official import STATIC_CONFIG, Ids, cache_dir, official_ids
+from playpen.engine import tasks_from_instances
+from playpen.eval.clemscore import clemscore_of
+from playpen.eval.layout import STATIC_FOLDER, static_folder
+from playpen.eval.official import (
+    ROWS_FILE,
+    STATIC_CONFIG,
+    Ids,
+    cache_dir,
+    hub_reachable,
+    official_ids,
+    write_rows,
+)
+from playpen.eval.report import write_report
+from playpen.games.common import BENCHMARK_STATIC, VERSION_2026
+from playpen.play import play_tasks
+from playpen.registry import load_instances, select_games
 
 STATIC_GAMES = ("bbh", "cladder", "eqbench", "ifeval", "mmlu_pro")
-STATIC_TAG = "playschool2026-static"
-STATIC_FOLDER = "static"  # the suite's subfolder of a run folder, as in the official runs
 
 
 def is_static(spec) -> bool:
     """Whether a game spec is one of the static benchmarks (kept out of the clem suite)."""
-    return STATIC_TAG in (getattr(spec, "benchmark", None) or [])
+    return BENCHMARK_STATIC in (getattr(spec, "benchmark", None) or [])
 
 
 def static_specs() -> list:
-    from playpen.games.common import VERSION_2026
-    from playpen.registry import select_games
-
     return select_games(list(STATIC_GAMES), VERSION_2026)
 
 
@@ -61,9 +70,6 @@ def generated_file(game: str) -> Path:
 def _instances_with(spec, wanted: set[tuple[str, int]]) -> tuple[dict | None, int]:
     """The first instance file of a benchmark that holds every wanted id (the packaged one, the generated
     one in the cache, generating it when the hub can be reached), or (None, how many ids are missing)."""
-    from playpen.eval.official import _hub_reachable
-    from playpen.registry import load_instances
-
     def missing(data: dict) -> int:
         held = {(exp["name"], int(inst["game_id"])) for exp in data["experiments"] for inst in exp["game_instances"]}
         return len(wanted - held)
@@ -72,7 +78,7 @@ def _instances_with(spec, wanted: set[tuple[str, int]]) -> tuple[dict | None, in
     if not missing(packaged):
         return packaged, 0
     generated = generated_file(spec.game_name)
-    if not generated.exists() and _hub_reachable():
+    if not generated.exists() and hub_reachable():
         generator = importlib.import_module(f"playpen.games.{spec.game_name}.instancegenerator")
         try:
             generator.generate(str(generated))
@@ -87,8 +93,6 @@ def _instances_with(spec, wanted: set[tuple[str, int]]) -> tuple[dict | None, in
 
 def static_tasks(ids: Ids) -> tuple[list, dict[str, int]]:
     """The episodes to play for the official ids, and per benchmark how many ids no instance file holds."""
-    from playpen.engine import tasks_from_instances
-
     tasks, unavailable = [], {}
     for spec in static_specs():
         wanted = ids.get(spec.game_name, set())
@@ -123,23 +127,11 @@ def play_static(model, run_dir: str | Path, *, instances: str | None = None, bat
     tasks, unavailable = static_tasks(ids)
     if unavailable:
         return {"statscore": None, "note": unavailable_line(unavailable), "problem": None}
-    from clemcore.backends import Model
-
-    from playpen.engine import Engine
-    from playpen.engine.results import ResultsWriter
-    from playpen.eval.official import write_rows
-
-    folder = Path(run_dir) / STATIC_FOLDER
-    writer = ResultsWriter(folder, model.name, Model.to_infos([model]))
-    engine = Engine([model], batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress)
-    engine.run(tasks)
-    write_rows(folder / "validation-instances.json", ids)
+    folder = static_folder(run_dir)
+    played = play_tasks(tasks, [model], folder, batch_size=batch_size, concurrency=concurrency, progress=progress)
+    write_rows(folder / ROWS_FILE, ids)
     result = static_scores(run_dir, model.name)
-    return {**result, "problem": engine.stats.problem()}
-
-
-def static_folder(run_dir: str | Path) -> Path:
-    return Path(run_dir) / STATIC_FOLDER
+    return {**result, "problem": played.stats.problem()}
 
 
 def static_scores(run_dir: str | Path, model_name: str | None = None, allow_partial: bool = False,
@@ -148,9 +140,6 @@ def static_scores(run_dir: str | Path, model_name: str | None = None, allow_part
     every model there when model_name is None ({"statscores": {model: x}, "note": None}); the note says why
     when there is none. The static table (results.csv, raw.csv, results.html, as `clem eval` writes them)
     goes to out_dir, by default that static folder itself."""
-    from playpen.eval.clemscore import clemscore_of
-    from playpen.eval.report import write_report
-
     folder = static_folder(run_dir)
     if not any(folder.glob("*/*/*/*/scores.json")):
         return {"statscore": None, "statscores": {}, "note": f"statscore not computed: no static episodes in {folder}"}

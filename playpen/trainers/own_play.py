@@ -19,6 +19,7 @@ from clemcore.backends import Model, ModelSpec
 
 from playpen.engine import EpisodeResult, EpisodeTask
 from playpen.errors import PlaypenError
+from playpen.play import play_tasks
 
 
 @dataclass
@@ -76,25 +77,22 @@ class OwnPlay:
 
     def play_with(self, learner: Model, folder: str | Path) -> list[EpisodeResult]:
         """Play every episode with `learner` as the learner (any model: the expert players too)."""
-        from playpen.engine import Engine, ResultsWriter
-
         if self.branch > 1 and self.temperature <= 0:
             raise PlaypenError("branching needs sampling: give a temperature above 0 (-T 1.0)")
         learner.set_gen_args(temperature=self.temperature, max_tokens=self.max_tokens)
         tasks = self.episodes(learner)
         self.folder = Path(folder)
-        infos = Model.to_infos([learner] + ([self.partner] if self.partner else []))
-        writer = ResultsWriter(self.folder, learner.name, infos)
-        engine = Engine([learner], batch_size=self.batch_size, concurrency=max(len(tasks), 1), results=writer,
-                        progress=False, resume=False, branch=self.branch)
-        results = engine.run(tasks)
+        recorded = [learner] + ([self.partner] if self.partner else [])
+        results = play_tasks(tasks, [learner], self.folder, recorded=recorded, batch_size=self.batch_size,
+                             concurrency=max(len(tasks), 1), progress=False, resume=False,
+                             branch=self.branch).results
         return [r for result in results for r in (result, *result.branches)]
 
 
 def tasks_by_game(games: list[str], count: int, fresh: bool, seed: int) -> dict[str, list[EpisodeTask]]:
     """Each game's train instances as tasks: `count` freshly generated ones (`playpen.data.fresh`, drawn with
     `seed`) when `fresh`, else its whole train split. A game with none is the user's error."""
-    from playpen.trainers.grpo import instance_prompts
+    from playpen.trainers.rollout import instance_prompts
 
     _, tasks = instance_prompts(games, split="train", fresh=count if fresh else 0, seed=seed)
     by_game: dict[str, list[EpisodeTask]] = {}

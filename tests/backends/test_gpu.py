@@ -115,7 +115,8 @@ def test_a_lora_grpo_step_on_cuda_trains_the_adapter_alone(in_tmp_cwd, tiny_mode
     from playpen.tiny import registry_entry
     from playpen.trainers import PlaypenTrainer
     from playpen.trainers.credit import EpisodeReward, episode_reward
-    from playpen.trainers.grpo import GameRollout, PlaypenGRPOTrainer, instance_prompts
+    from playpen.trainers.grpo import PlaypenGRPOTrainer
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     register_model(registry_entry("tiny", tiny_model_dir))
     Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))

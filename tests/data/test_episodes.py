@@ -98,7 +98,7 @@ def test_the_2_0_layout_is_read(parity_dir):
 
 def test_jsonl_round_trip_through_hf_datasets(in_tmp_cwd, capsys):
     main(["play", "-g", "wordle", "-m", "expert", "-e", WORDLE_HIGH])
-    main(["dataset", "conversational", "results", "-o", "sft.jsonl", "--outcome", "success"])
+    main(["dataset", "conversational", "-r", "results", "-o", "sft.jsonl", "--outcome", "success"])
     assert "10 conversational samples written" in capsys.readouterr().out
     dataset = load_playpen_data("sft.jsonl")
     assert len(dataset) == 10 and set(dataset.column_names) == {"messages", "meta"}

@@ -56,7 +56,7 @@ def test_a_generator_that_runs_dry_says_how_many_it_can_make(monkeypatch):
 
 
 def test_grpo_draws_its_tasks_from_fresh_instances():
-    from playpen.trainers.grpo import instance_prompts
+    from playpen.trainers.rollout import instance_prompts
 
     prompts, tasks = instance_prompts(["privateshared"], fresh=12, seed=1)
     assert len(prompts) == 12 == len(tasks)

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("lm_eval")
 
-from playpen.eval.lmeval import SUITE, Benchmark, parse_tasks, run_static  # noqa: E402
+from playpen.eval.lmeval import SUITE, Benchmark, parse_tasks, run_lmeval  # noqa: E402
 
 MMLU = [{"question": f"Which option is number {i}?", "options": ["one", "two", "three", "four"], "answer": "B",
          "answer_index": 1, "cot_content": "", "category": "biology", "src": "playpen-test"} for i in range(3)]
@@ -74,9 +74,9 @@ class Scripted:
 @pytest.mark.slow
 def test_lm_eval_scoring_is_used_and_aggregated_like_clemscore(local_tasks):
     folder, benchmarks = local_tasks
-    good = run_static(Scripted(correct=True), benchmarks, include_path=folder, include_defaults=False)
+    good = run_lmeval(Scripted(correct=True), benchmarks, include_path=folder, include_defaults=False)
     assert good["benchmarks"] == {"mmlu_pro": 100.0, "ifeval": 100.0} and good["statscore"] == 100.0
-    bad = run_static(Scripted(correct=False), benchmarks, include_path=folder, include_defaults=False)
+    bad = run_lmeval(Scripted(correct=False), benchmarks, include_path=folder, include_defaults=False)
     # "I do not know." has no "answer is (X)" and is not lowercase: lm-eval's checks reject both
     assert bad["benchmarks"] == {"mmlu_pro": 0.0, "ifeval": 0.0} and bad["statscore"] == 0.0
 
@@ -88,7 +88,7 @@ def test_a_registered_hf_model_runs_through_lm_eval(tiny, local_tasks):
 
     folder, benchmarks = local_tasks
     model = load_model(resolve_model_spec(tiny), max_tokens=8)
-    result = run_static(model, benchmarks, include_path=folder, include_defaults=False, max_gen_tokens=8)
+    result = run_lmeval(model, benchmarks, include_path=folder, include_defaults=False, max_gen_tokens=8)
     assert set(result["benchmarks"]) == {"mmlu_pro", "ifeval"}
     assert all(0.0 <= v <= 100.0 for v in result["benchmarks"].values())
     assert result["statscore"] == round(sum(result["benchmarks"].values()) / 2, 2)
@@ -99,9 +99,9 @@ def test_offline_lm_eval_suite_names_the_benchmarks_it_could_not_load(tiny, loca
     from playpen.cli import main
 
     folder, _ = local_tasks
-    main(["eval", tiny, "--suite", "lm-eval", "-L", "8", "-r", "run", "--static-include", folder,
-          "--static-tasks", f"local_mmlu_pro:{SUITE['mmlu_pro'].metric}", f"offline_ifeval:{SUITE['ifeval'].metric}",
-          "--static-limit", "2"])
+    main(["eval", tiny, "--suite", "lm-eval", "-L", "8", "-r", "run", "--lmeval-include", folder,
+          "--lmeval-tasks", f"local_mmlu_pro:{SUITE['mmlu_pro'].metric}", f"offline_ifeval:{SUITE['ifeval'].metric}",
+          "--lmeval-limit", "2"])
     out = capsys.readouterr().out
     assert "tiny: lm_eval_score -" in out
     assert "not computed: the data of offline_ifeval could not be loaded (FileNotFoundError" in out
@@ -115,19 +115,19 @@ def test_hf_offline_mode_is_on_only_while_the_hub_cannot_be_reached(monkeypatch,
     import datasets.config
     import huggingface_hub.constants
 
-    from playpen.eval import lmeval as statscore
+    from playpen.eval import lmeval
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(statscore, "hub_reachable", lambda: reachable)
-    with statscore.offline_unless_hub_reachable() as switched:
+    monkeypatch.setattr(lmeval, "hub_reachable", lambda: reachable)
+    with lmeval.offline_unless_hub_reachable() as switched:
         assert switched is not reachable
         assert huggingface_hub.constants.HF_HUB_OFFLINE is datasets.config.HF_HUB_OFFLINE is (not reachable)
     assert huggingface_hub.constants.HF_HUB_OFFLINE is datasets.config.HF_HUB_OFFLINE is False
 
 
 def test_the_hub_probe_fails_fast_on_an_endpoint_nobody_answers(monkeypatch):
-    from playpen.eval.lmeval import hub_reachable
+    from playpen.eval.official import hub_reachable
 
     monkeypatch.setenv("HF_ENDPOINT", "https://127.0.0.1:9")  # the discard port: refused at once
     assert hub_reachable(timeout=1.0) is False

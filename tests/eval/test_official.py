@@ -10,7 +10,7 @@ import pytest
 from playpen.data.splits import split_ids
 from playpen.errors import PlaypenError
 from playpen.eval.official import official_ids, write_rows
-from playpen.eval.run import eval_tasks, validation_ids
+from playpen.eval.validation import eval_tasks, validation_ids
 from playpen.games.common import VERSION_2026
 
 RUNS = ("CityUoL__qwen3.5-2b__Qwen-GuidePlay-2B-v1", "DAIR__qwen3.5-2b__sft-v1", "qwen3.5-27b", "qwen3.5-2b",

@@ -8,33 +8,34 @@ from pathlib import Path
 import pytest
 
 from playpen.cli import main
+from playpen.eval.options import EvalOptions
 from playpen.eval.run import evaluate
 from tests.test_cli import run
 
 
 def test_eval_writes_val_json_report_and_reuses_the_folder(tiny, tmp_path):
     run = tmp_path / "run"
-    result = evaluate(tiny, suite="clem", games=["wordle", "wordle_withclue"], run_dir=str(run), max_tokens=8,
-                      progress=False)
+    result = evaluate(tiny, EvalOptions(suite="clem", games=["wordle", "wordle_withclue"], run_dir=str(run),
+                                        max_tokens=8, progress=False))
     assert json.loads(Path(result["val_file"]).read_text()) == {"clemscore": 0.0}
     episodes = list((run / "tiny").rglob("scores.json"))
     assert len(episodes) == 6 + 6  # the validation split: 2 + 4 instances per game
     for name in ("results.csv", "raw.csv", "results.html", "report.md", "per_game.png", "played_vs_quality.png"):
         assert (run / name).exists(), name
     # another model in the same folder: the report lists both, val.json of the first is untouched
-    evaluate("expert", suite="clem", games=["wordle"], run_dir=str(run), progress=False)
+    evaluate("expert", EvalOptions(suite="clem", games=["wordle"], run_dir=str(run), progress=False))
     report = (run / "report.md").read_text()
     assert "| tiny |" in report and "| expert |" in report
     # other keys in val.json survive a re-evaluation
     path = Path(result["val_file"])
     path.write_text(json.dumps({"clemscore": 0.0, "statscore": 12.5, "note": "kept"}))
     before = {p: p.stat().st_mtime_ns for p in (run / "tiny" / "wordle_withclue").rglob("scores.json")}
-    evaluate(tiny, suite="clem", games=["wordle"], run_dir=str(run), max_tokens=8, progress=False)
+    evaluate(tiny, EvalOptions(suite="clem", games=["wordle"], run_dir=str(run), max_tokens=8, progress=False))
     assert json.loads(path.read_text()) == {"clemscore": 0.0, "statscore": 12.5, "note": "kept"}
     after = {p: p.stat().st_mtime_ns for p in (run / "tiny" / "wordle_withclue").rglob("scores.json")}
     assert before == after  # -g re-played wordle only
     # --skip_gameplay: only re-aggregate (no model loading needed for that, no new episodes)
-    evaluate(tiny, suite="clem", run_dir=str(run), skip_gameplay=True)
+    evaluate(tiny, EvalOptions(suite="clem", run_dir=str(run), skip_gameplay=True))
     assert len(list((run / "tiny").rglob("scores.json"))) == 12
 
 
@@ -48,7 +49,7 @@ def test_eval_without_model_aggregates_any_results_tree(in_tmp_cwd, capsys):
 def test_report_compares_several_folders(in_tmp_cwd, capsys):
     main(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic", "-r", "one"])
     main(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic", "-r", "two"])
-    main(["report", "one", "two", "-o", "both"])
+    main(["report", "-r", "one", "two", "-o", "both"])
     report = (in_tmp_cwd / "both" / "report.md").read_text()
     assert "| one:expert |" in report and "| two:expert |" in report  # same model name in two folders
 
@@ -113,7 +114,7 @@ def test_eval_publishes_no_clemscore_while_episodes_are_incomplete(in_tmp_cwd, c
 @pytest.mark.slow
 def test_eval_plays_one_and_two_player_games_in_one_run(in_tmp_cwd):
     """The evaluated model plays a one-player game alone and every role of a two-player game, in one run."""
-    result = evaluate("expert", suite="clem", games=["wordle", "taboo"], run_dir="run", progress=False)
+    result = evaluate("expert", EvalOptions(suite="clem", games=["wordle", "taboo"], run_dir="run", progress=False))
     assert result["problem"] is None and result["clemscore"] > 0
     wordle = [json.loads(f.read_text()) for f in Path("run/expert/wordle").rglob("interactions.json")]
     taboo = [json.loads(f.read_text()) for f in Path("run/expert/taboo").rglob("interactions.json")]

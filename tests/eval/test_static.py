@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from playpen.cli import main
+from playpen.eval.options import EvalOptions
 from playpen.eval.run import evaluate
 
 RUNS = ("CityUoL__qwen3.5-2b__Qwen-GuidePlay-2B-v1", "DAIR__qwen3.5-2b__sft-v1", "qwen3.5-27b", "qwen3.5-2b",
@@ -44,7 +45,7 @@ def test_skip_gameplay_reproduces_each_recorded_val_json(playschool_dir, tmp_pat
 def test_report_and_modelless_skip_gameplay_give_statscore_beside_clemscore(playschool_dir, tmp_path, capsys):
     run = "qwen3.5-2b"
     copy, recorded = copied_run(playschool_dir, tmp_path, run)
-    main(["report", str(copy), "-o", str(tmp_path / "report")])
+    main(["report", "-r", str(copy), "-o", str(tmp_path / "report")])
     out = capsys.readouterr().out
     assert f"{run}: statscore {recorded['statscore']}" in out and str(recorded["clemscore"]) in out
     assert (tmp_path / "report" / "static" / "results.csv").exists()
@@ -68,7 +69,7 @@ def test_the_in_domain_table_with_its_static_entries_is_reproduced(playschool_di
 
 
 def test_offline_without_the_official_instances_there_is_no_statscore(in_tmp_cwd, capsys):
-    result = evaluate("expert", suite="static", run_dir="run", progress=False)
+    result = evaluate("expert", EvalOptions(suite="static", run_dir="run", progress=False))
     assert result["statscore"] is None
     assert result["note"].startswith("statscore not computed: the official validation instances")
     assert json.loads((in_tmp_cwd / "run" / "expert.val.json").read_text()) == {"statscore": None}
@@ -85,7 +86,7 @@ def test_missing_instances_of_a_benchmark_leave_statscore_out(in_tmp_cwd):
         ("bbh", "logical_deduction_five_objects", 24), ("cladder", "full_v1.5_default", 2340),
         ("eqbench", "eq_bench", 11), ("ifeval", "ifeval", 51), ("mmlu_pro", "mmlu_pro_engineering", 863))]
     (in_tmp_cwd / "rows.json").write_text(json.dumps(rows))
-    result = evaluate("expert", suite="static", run_dir="run", instances="rows.json", progress=False)
+    result = evaluate("expert", EvalOptions(suite="static", run_dir="run", instances="rows.json", progress=False))
     assert result["statscore"] is None
     assert "cladder (1 instance(s) not found), mmlu_pro (1 instance(s) not found)" in result["note"]
 
@@ -97,7 +98,7 @@ def test_eval_plays_the_static_benchmarks_and_aggregates_them_like_clemscore(in_
         ("cladder", "playpen_examples", 1), ("eqbench", "eq_bench", 11), ("eqbench", "eq_bench", 16),
         ("ifeval", "ifeval", 51), ("mmlu_pro", "playpen_examples_math", 0), ("taboo", "high_en", 0))]
     (in_tmp_cwd / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = evaluate("expert", suite="static", run_dir="run", instances="rows.jsonl", progress=False)
+    result = evaluate("expert", EvalOptions(suite="static", run_dir="run", instances="rows.jsonl", progress=False))
     assert result["problem"] is None and result["note"] is None
     played = sorted(p.parent.parent.parent.name for p in (in_tmp_cwd / "run" / "static").rglob("scores.json"))
     assert played == ["bbh", "cladder", "cladder", "eqbench", "eqbench", "ifeval", "mmlu_pro"]
@@ -130,12 +131,12 @@ def test_cached_static_ids_are_used_offline(in_tmp_cwd):
 
 
 def test_missing_instances_are_generated_into_the_cache_when_the_hub_answers(in_tmp_cwd, monkeypatch):
-    from playpen.eval import official
+    from playpen.eval import static
     from playpen.eval.static import generated_file, static_tasks
     from playpen.games.cladder import instancegenerator
 
     rows = [{"prompt": f"Question {i}?", "label": "yes" if i % 2 else "no"} for i in range(3)]
-    monkeypatch.setattr(official, "_hub_reachable", lambda timeout=3.0: True)
+    monkeypatch.setattr(static, "hub_reachable", lambda timeout=3.0: True)
     monkeypatch.setattr(instancegenerator, "hub_rows", lambda path, split, name=None: rows)
     tasks, unavailable = static_tasks({"cladder": {("full_v1.5_default", 2)}, "eqbench": {("eq_bench", 11)}})
     assert generated_file("cladder").exists()

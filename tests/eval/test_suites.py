@@ -11,6 +11,7 @@ import pytest
 
 from playpen.cli import main
 from playpen.data.splits import split_ids
+from playpen.eval.options import EvalOptions
 from playpen.eval.run import evaluate
 
 
@@ -20,7 +21,7 @@ def mtimes(folder) -> dict:
 
 def test_ood_suite_plays_every_instance_and_writes_the_ood_table(in_tmp_cwd):
     run = in_tmp_cwd / "ood"
-    result = evaluate("expert", suite="ood", games=["toh_multi_turn"], run_dir=str(run), progress=False)
+    result = evaluate("expert", EvalOptions(suite="ood", games=["toh_multi_turn"], run_dir=str(run), progress=False))
     assert len(list((run / "expert" / "toh_multi_turn").rglob("scores.json"))) == 24  # all instances, no split
     assert json.loads((run / "expert.val.json").read_text()) == {"ood_clemscore": 100.0} == {
         "ood_clemscore": result["ood_clemscore"]}
@@ -28,7 +29,7 @@ def test_ood_suite_plays_every_instance_and_writes_the_ood_table(in_tmp_cwd):
     assert table.loc["expert", "toh_multi_turn, % Played"] == 100.0
     assert not [c for c in table.columns if c.startswith("wordle")]
     before = mtimes(run)
-    evaluate("expert", suite="ood", games=["toh_multi_turn"], run_dir=str(run), progress=False)
+    evaluate("expert", EvalOptions(suite="ood", games=["toh_multi_turn"], run_dir=str(run), progress=False))
     assert mtimes(run) == before  # resumed: nothing played twice
 
 
@@ -59,7 +60,7 @@ def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, cap
     """All three parts, limited to one in-domain game and one OOD game (-g), resumed by a second run. The
     static benchmarks have tests of their own (tests/eval/test_static.py); here a stand-in for playing them
     reports 12.5, which the row must carry as the playpen statscore."""
-    import playpen.eval.static
+    import playpen.eval.validation
 
     static_runs = []
 
@@ -67,11 +68,11 @@ def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, cap
         static_runs.append(model.name)
         return {"statscore": 12.5, "note": None, "problem": None}
 
-    monkeypatch.setattr(playpen.eval.static, "play_static", play_static)
+    monkeypatch.setattr(playpen.eval.validation, "play_static", play_static)
     run = "ranking"
-    options = dict(suite="playschool2026", games=["wordle", "toh_multi_turn"], run_dir=run, max_tokens=8,
-                   progress=False)
-    result = evaluate(tiny, **options)
+    options = EvalOptions(suite="playschool2026", games=["wordle", "toh_multi_turn"], run_dir=run, max_tokens=8,
+                          progress=False)
+    result = evaluate(tiny, options)
     root = Path(run)
     validation = split_ids("wordle", "validation")
     assert len(list((root / "playpen" / tiny / "wordle").rglob("scores.json"))) == len(validation)
@@ -93,7 +94,7 @@ def test_playschool2026_suite_on_the_tiny_model_writes_the_summary_row(tiny, cap
     assert "not selected" in details["parts"]["indomain"]["static"]
     assert json.loads((root / "playpen" / f"{tiny}.val.json").read_text())["clemscore"] == 0.0
     before = mtimes(root)
-    evaluate(tiny, **options)
+    evaluate(tiny, options)
     assert mtimes(root) == before  # every part resumed: nothing played again
     capsys.readouterr()
     main(["report", "-r", run, "-o", "report"])

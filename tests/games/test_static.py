@@ -10,9 +10,10 @@ import math
 
 import pytest
 
-from playpen.eval.static import STATIC_GAMES, STATIC_TAG
+from playpen.eval.static import STATIC_GAMES
 from playpen.games.bbh import rules as bbh
 from playpen.games.cladder import rules as cladder
+from playpen.games.common import BENCHMARK_STATIC
 from playpen.games.eqbench import rules as eqbench
 from playpen.games.ifeval import rules as ifeval
 from playpen.games.mmlu_pro import rules as mmlu_pro
@@ -119,7 +120,7 @@ def test_the_prompt_puts_the_question_in_the_template():
 @pytest.mark.parametrize("game", STATIC_GAMES)
 def test_every_static_benchmark_is_an_evaluation_only_2026_game(game):
     (spec,) = select_games(game, "playschool2026")
-    assert spec.benchmark == [STATIC_TAG] and spec.players == 1
+    assert spec.benchmark == [BENCHMARK_STATIC] and spec.players == 1
     assert select_games("all") == [s for s in select_games("all") if s.game_name != game]  # not a 2.0 game
 
 

@@ -53,7 +53,7 @@ def test_example_trains_registers_and_the_model_plays(tiny, capsys, example, set
 @pytest.mark.slow
 def test_sft_trains_on_a_dataset_the_user_built(tiny, capsys):
     main(["play", "-g", "taboo", "-m", "expert", "-r", "demos", "-e", "high_en"])  # every split: filtered below
-    main(["dataset", "conversational", "demos", "-o", "sft.jsonl", "--outcome", "success"])
+    main(["dataset", "conversational", "-r", "demos", "-o", "sft.jsonl", "--outcome", "success"])
     rows = [json.loads(line) for line in Path("sft.jsonl").read_text().splitlines()]
     main(["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", tiny, "--set", "data=sft.jsonl",
           "--set", "max_steps=2", "--set", "batch_size=2"])
@@ -228,7 +228,7 @@ def test_a_trained_model_stops_where_its_chat_template_ends_a_turn(in_tmp_cwd):
 def test_self_play_trains_every_role_from_the_same_episodes(tiny):
     """all_roles: a group of 4 samples on a two-player game is 2 episodes, each giving a sample per role."""
     from playpen.registry import resolve_model_spec
-    from playpen.trainers.grpo import GameRollout, instance_prompts
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     argv = ["run", str(EXAMPLES / "grpo_trainer.py"), "-l", tiny, "-L", "8", "--set", "games=referencegame",
             "--set", "max_steps=1", "--set", "num_generations=4", "--set", "instances_per_step=1",

@@ -58,7 +58,7 @@ def test_loss_ignores_tokens_the_learner_did_not_generate(tiny):
 def test_grpo_raises_the_mean_reward_of_an_easy_game(tiny):
     """The tiny random model starts a word with a vowel now and then; GRPO makes it do so reliably."""
     from playpen.registry import resolve_model_spec
-    from playpen.trainers.grpo import GameRollout, instance_prompts
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
     prompts, tasks = instance_prompts(["vowel_start"], split="all")
@@ -115,7 +115,7 @@ class _Tokenizer:
 def test_each_turn_return_reaches_exactly_the_tokens_of_its_turn():
     """wordle's closeness (a per-round score) plus the outcome: turn 0's tokens get the return from turn 0 on,
     turn 1's tokens (and the game's feedback before them, masked) the return from turn 1 on."""
-    from playpen.trainers.grpo import learner_sample
+    from playpen.trainers.rollout import learner_sample
 
     first, second = ([5, 6], [10, 11, 12], 0, 1), ([5, 6, 10, 11, 12, 20, 21], [13, 14], 1, 2)
     result = _episode("wordle", "failure", 0.0, [_player("Player 1", [first, second])],
@@ -341,7 +341,7 @@ def test_the_snapshot_never_runs_the_trained_model(tiny):
     rollout's copy must compute with its own weights, never call into the model being trained."""
     from playpen.registry import resolve_model_spec
     from playpen.trainers import PlaypenTrainer
-    from playpen.trainers.grpo import independent_copy
+    from playpen.trainers.rollout import independent_copy
 
     model, _ = PlaypenTrainer(resolve_model_spec(tiny)).load_learner()
     original = model.forward
@@ -361,7 +361,7 @@ def test_the_snapshot_never_runs_the_trained_model(tiny):
 def test_a_background_rollout_hands_over_its_error_and_can_be_cancelled(tmp_path):
     import time
 
-    from playpen.trainers.grpo import Prefetch
+    from playpen.trainers.rollout import Prefetch
 
     def broken(run):
         raise ValueError("the game crashed")
@@ -389,7 +389,8 @@ def test_a_background_rollout_hands_over_its_error_and_can_be_cancelled(tmp_path
 
 def _vowel_run(tiny, async_rollout: bool, records: str, steps: int = 6):
     from playpen.registry import resolve_model_spec
-    from playpen.trainers.grpo import GameRollout, PlaypenGRPOTrainer, instance_prompts
+    from playpen.trainers.grpo import PlaypenGRPOTrainer
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
     prompts, tasks = instance_prompts(["vowel_start"], split="all")  # 4 instances: one per step, 4 steps an epoch
@@ -442,7 +443,7 @@ def test_an_async_run_plays_ahead_the_same_instances_and_leaves_no_thread(tiny):
 def test_a_failing_background_rollout_stops_training_with_its_error(tiny, monkeypatch):
     import threading
 
-    from playpen.trainers.grpo import GameRollout
+    from playpen.trainers.rollout import GameRollout
 
     real_play = GameRollout.play
 
@@ -462,7 +463,7 @@ def test_a_background_rollout_generates_on_its_share_of_the_cpu(tmp_path):
     thread keeps all of its own."""
     import asyncio
 
-    from playpen.trainers.grpo import Prefetch, rollout_threads
+    from playpen.trainers.rollout import Prefetch, rollout_threads
 
     class Engine:
         async def arun(self, tasks):
@@ -484,7 +485,7 @@ def test_with_a_partner_a_one_player_game_is_the_learners_alone(capsys):
 
     from clemcore.backends import ModelSpec
 
-    from playpen.trainers.grpo import GameRollout, instance_prompts
+    from playpen.trainers.rollout import GameRollout, instance_prompts
 
     _, tasks = instance_prompts(["wordle", "taboo"])
     partner, learner = SimpleNamespace(name="expert"), object()

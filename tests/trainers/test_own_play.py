@@ -17,7 +17,7 @@ def expert_model():
 
 
 def tasks(game: str, count: int) -> list:
-    from playpen.trainers.grpo import instance_prompts
+    from playpen.trainers.rollout import instance_prompts
 
     _, found = instance_prompts([game], split="train")
     return list(found.values())[:count]

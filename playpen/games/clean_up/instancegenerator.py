@@ -26,7 +26,6 @@ from playpen.games.clean_up import rules
 GAME_DIR = Path(__file__).resolve().parent
 DIFFICULTIES = {"0_easy": 34, "1_medium": 29, "2_hard": 24}  # free cells of the room
 INSTANCES_PER_EXPERIMENT = 3
-INNER = range(1, rules.WIDTH - 1)
 STEPS = {"left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1)}
 # Box-drawing character of a wall cell by the directions it connects to.
 LINES = {frozenset(k): v for k, v in [

@@ -14,7 +14,6 @@ from playpen.games.common import VERSION_2_0, VERSION_2026
 
 GAME_DIR = Path(__file__).resolve().parent
 WORD_LENGTH = 5
-COLOURS = ("green", "yellow", "red")
 # How the feedback names the three colours (right place, elsewhere in the word, absent). Internally the
 # rules always use green/yellow/red; the LM Playschool 2026 out-of-domain variants (wordle-crazy*) show
 # them under other names: yellow for the right place, black for elsewhere, purple for absent.
