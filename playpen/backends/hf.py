@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from clemcore.backends import ModelSpec
 
-from playpen.backends import BatchModel, Generation, model_config, register_secret
+from playpen.backends.base import BatchModel, Generation, model_config, register_secret
 from playpen.backends.decoding import Decoder, supports_decoder
 from playpen.errors import PlaypenError
 

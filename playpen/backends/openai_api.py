@@ -23,7 +23,7 @@ from typing import Any
 
 from clemcore.backends import Model, ModelSpec
 
-from playpen.backends import Generation, ModelCallError, model_config, register_secret
+from playpen.backends.base import Generation, ModelCallError, model_config, register_secret
 from playpen.errors import PlaypenError
 from playpen.files import read_json
 

@@ -12,7 +12,7 @@ import dataclasses
 
 from clemcore.backends import ModelSpec
 
-from playpen.backends import BatchModel, Generation, model_config
+from playpen.backends.base import BatchModel, Generation, model_config
 from playpen.errors import PlaypenError
 
 
