@@ -15,6 +15,8 @@ import pytest
 
 PARITY_DIR = Path(__file__).resolve().parents[2] / "shared" / "parity" / "v2.0"
 PLAYSCHOOL_DIR = PARITY_DIR.parent / "playschool2026"
+# The two models whose LM Playschool 2026 clembench runs are recorded (in-domain and out-of-domain).
+RECORDED_MODELS = ("qwen3.5-4b", "DAIR__qwen3.5-2b__sft-v1")
 
 
 @pytest.fixture
@@ -62,6 +64,7 @@ def smollm2() -> str:
 
 @pytest.fixture(scope="session")
 def parity_dir() -> Path:
+    """The recorded clembench 2.0 episodes, instances and official runs."""
     if not PARITY_DIR.is_dir():
         pytest.skip(f"the recorded clembench episodes are not at {PARITY_DIR} (shared/parity is not checked out)")
     return PARITY_DIR
@@ -69,11 +72,23 @@ def parity_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def playschool_dir() -> Path:
-    """The recorded LM Playschool 2026 evaluations (clem_indomain/, playpen_eval/)."""
+    """The recorded LM Playschool 2026 evaluations (clem_indomain/, clem_outofdomain/, playpen_eval/)."""
     if not PLAYSCHOOL_DIR.is_dir():
         pytest.skip(f"the recorded LM Playschool 2026 episodes are not at {PLAYSCHOOL_DIR} (shared/parity is not "
                     "checked out)")
     return PLAYSCHOOL_DIR
+
+
+@pytest.fixture(scope="session")
+def indomain_dir(playschool_dir) -> Path:
+    """The recorded in-domain clembench runs of RECORDED_MODELS, with the official table (results.csv)."""
+    return playschool_dir / "clem_indomain"
+
+
+@pytest.fixture(scope="session")
+def ood_dir(playschool_dir) -> Path:
+    """The recorded out-of-domain clembench runs of RECORDED_MODELS, with the official table (results.csv)."""
+    return playschool_dir / "clem_outofdomain"
 
 
 @pytest.fixture

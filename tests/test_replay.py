@@ -10,7 +10,7 @@ import pytest
 
 from playpen.cli import main
 from playpen.errors import PlaypenError
-from playpen.replay import replay_dir
+from playpen.replay import recorded_batches, replay_dir
 
 
 def test_json_report_has_episodes_and_agreement(parity_dir, tmp_path, capsys):
@@ -108,3 +108,40 @@ def test_a_run_without_experiment_json_replays_with_the_games_own_experiments(pl
 
     scored, failed, _, _ = score_results(run)
     assert scored == 63 and failed >= 1
+
+
+def _episode(root: Path, experiment: str, game_id: int, first: str, last: str) -> Path:
+    folder = root / "run" / "ta_blackjack" / experiment / f"instance_{game_id:05d}"
+    folder.mkdir(parents=True)
+    events = [{"from": "GM", "to": "Player 0", "timestamp": stamp, "action": {"type": "send message"}}
+              for stamp in (first, last)]
+    (folder / "interactions.json").write_text(json.dumps({"turns": [events]}))
+    return folder
+
+
+def test_episodes_overlapping_in_time_form_a_batch_in_the_order_first_addressed(tmp_path):
+    a = _episode(tmp_path, "x", 0, "2026-01-01T10:00:00.000002", "2026-01-01T10:05:00")
+    b = _episode(tmp_path, "x", 1, "2026-01-01T10:00:00.000001", "2026-01-01T10:01:00")
+    c = _episode(tmp_path, "y", 0, "2026-01-01T10:04:00", "2026-01-01T10:06:00")
+    alone = _episode(tmp_path, "y", 1, "2026-01-01T11:00:00", "2026-01-01T11:01:00")  # as the sequential runner
+    assert recorded_batches([a, b, c, alone]) == [[b, a, c], [alone]]
+
+
+@pytest.mark.slow
+def test_a_playpen_recording_of_blackjack_replays_episode_by_episode(tmp_path):
+    """Playpen plays episodes side by side too, but each draws from its own generator: replay must not join
+    them into a batch even where their recorded times overlap (the expert's episodes take no time, so their
+    times are made to overlap here, as a model's would)."""
+    from playpen.play import play
+
+    play(["ta_blackjack"], ["expert"], results_dir=str(tmp_path), progress=False)
+    files = sorted(tmp_path.glob("*/ta_blackjack/*/instance_*/interactions.json"))
+    for k, file in enumerate(files):
+        interactions = json.loads(file.read_text())
+        events = [event for events in interactions["turns"] for event in events]
+        for n, event in enumerate(events):
+            event["timestamp"] = f"2026-01-01T10:{n:02d}:{k:02d}"
+        file.write_text(json.dumps(interactions))
+    assert len(recorded_batches([f.parent for f in files])) == 1
+    report = replay_dir(tmp_path)
+    assert report["agreement"]["ta_blackjack"] == [20, 20]

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playpen.games.chronicle import expert, instancegenerator, rules
-from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
+from playpen.testing import instances_of, play, play_expert, play_scripted
 
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_outofdomain"
 HASTINGS = {"target_event": "Battle of Hastings", "forbidden_keywords": ["hastings", "norman", "harold"],
             "acceptable_answers": ["battle of hastings", "hastings"]}
 
@@ -150,21 +148,6 @@ def test_what_each_player_reads():
     assert "$" not in seen["Narrator"][0] + seen["Detective"][0]
 
 
-@settings(max_examples=60, deadline=None)
-@given(player=st.sampled_from(["Player 1", "Player 2"]), texts=st.lists(st.text(max_size=80), min_size=1, max_size=6))
-def test_any_text_in_either_role_never_raises(player, texts):
-    """One role answers with any text (then as the expert), the other is the expert."""
-    queue = list(texts)
-
-    def respond(request):
-        return queue.pop(0) if request.player.name == player and queue else expert_answer(request)
-
-    result = play("chronicle", respond, **game())
-    assert result.error is None
-    expected = {"success": lambda s: 0 <= s <= 100, "failure": lambda s: s == 0, "aborted": math.isnan}
-    assert expected[result.outcome](result.main_score)
-
-
 # -------------------------------------------------------------------------------------------- expert
 
 
@@ -219,10 +202,8 @@ def test_shipped_instances_are_the_generators_output():
             assert event["target_event"].lower() in event["acceptable_answers"]
 
 
-def test_instances_are_those_of_the_2026_evaluation():
-    folder = RECORDED / "qwen3.5-4b" / "chronicle"
-    if not folder.is_dir():
-        pytest.skip(f"the recorded 2026 out-of-domain episodes are not at {folder}")
+def test_instances_are_those_of_the_2026_evaluation(ood_dir):
+    folder = ood_dir / "qwen3.5-4b" / "chronicle"
     for experiment, instance in instances_of("chronicle"):
         recorded = json.loads((folder / experiment["name"] / f"instance_{instance['game_id']:05d}" /
                                "instance.json").read_text())

@@ -1,23 +1,21 @@
-"""clean_up (LM Playschool 2026): command parsing, moves, scores, game flow, instances, experts, parity."""
+"""clean_up (LM Playschool 2026): command parsing, moves, scores, game flow, instances, experts (the recorded
+2026 episodes are replayed by tests/parity/test_playschool2026.py)."""
 
 from __future__ import annotations
 
 import copy
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from playpen.games.clean_up import expert, instancegenerator, rules
-from playpen.replay import _scripted_answer, recorded_responses, replay_dir
 from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
+from tests.conftest import RECORDED_MODELS
 
 GAME = "clean_up"
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_indomain"
-MODELS = ("qwen3.5-4b", "DAIR__qwen3.5-2b__sft-v1")
 
 
 def first(name: str = "0_easy_3obj_en", game_id: int = 0) -> dict:
@@ -457,62 +455,9 @@ def test_expert_with_a_partner_that_never_helps_plays_on_without_penalties():
 # ------------------------------------------------------------------------------------- recorded 2026 runs
 
 
-@pytest.fixture(scope="module")
-def recorded() -> Path:
-    if not RECORDED.is_dir():
-        pytest.skip(f"the recorded LM Playschool 2026 episodes are not at {RECORDED} (shared/parity is not checked out)")
-    return RECORDED
-
-
-@pytest.mark.parametrize("model", MODELS)
-def test_recorded_2026_episodes_replay_with_the_same_scores(recorded, model):
-    report = replay_dir(recorded / model, games=[GAME])
-    assert report["agreement"] == {GAME: [18, 18]}, [r for r in report["episodes"] if not r["ok"]]
-
-
-@pytest.mark.parametrize("model", MODELS)
-def test_replayed_scores_reproduce_the_official_clean_up_entry(recorded, model):
-    import csv
-
-    rows = list(csv.reader((recorded / "results.csv").open(encoding="utf-8")))
-    header, official = rows[0], next(r for r in rows if r[0] == model)
-    played_column = header.index(f"{GAME}, % Played")
-    ours = [row["ours"] for row in replay_dir(recorded / model, games=[GAME])["episodes"]]
-    scores = [row["Main Score"] for row in ours if not row["Aborted"]]
-    assert round(100 * len(scores) / len(ours), 2) == float(official[played_column])
-    assert round(sum(scores) / len(scores), 2) == float(official[played_column + 1])
-
-
-def test_recorded_2026_episodes_agree_on_every_count_and_sub_score(recorded):
-    from playpen.engine.results import finish_episode
-    from playpen.engine.session import EpisodeSession, EpisodeTask, play_sync
-    from playpen.replay import ScriptedModel
-    from playpen.testing import benchmark_for
-
-    spec, benchmark = benchmark_for(GAME)
-    keys = ("Penalties", "Rounds", "Valid Moves", "Invalid Moves", "Parse Errors", "Shifts", "Distance Score",
-            "Penalty Score", "Coverage Score", "Consistency Score", "End Distance Sum", "Request Count",
-            "Violated Request Count")
-    episodes = sorted(recorded.glob(f"*/{GAME}/*/instance_*"))
-    assert len(episodes) == 36
-    for episode in episodes:
-        interactions = json.loads((episode / "interactions.json").read_text())
-        want = json.loads((episode / "scores.json").read_text())["episode scores"]
-        responses = recorded_responses(interactions)
-        models = [ScriptedModel(name, responses.get(name, [])) for name in ("Player 1", "Player 2")]
-        task = EpisodeTask(spec, json.loads((episode.parent / "experiment.json").read_text()),
-                           json.loads((episode / "instance.json").read_text()))
-        session = EpisodeSession(benchmark, task, models, "replay", {})
-        session.start()
-        play_sync(session, _scripted_answer)
-        got = finish_episode(session, None).episode_scores
-        for key in keys:
-            assert got.get(key) == pytest.approx(want.get(key)), (episode, key)
-
-
-def test_expert_wins_the_recorded_2026_instances_in_their_own_wording(recorded, tmp_path):
+def test_expert_wins_the_recorded_2026_instances_in_their_own_wording(indomain_dir, tmp_path):
     experiments: dict[str, list] = {}
-    for path in sorted(recorded.glob(f"{MODELS[0]}/{GAME}/*/instance_*/instance.json")):
+    for path in sorted(indomain_dir.glob(f"{RECORDED_MODELS[0]}/{GAME}/*/instance_*/instance.json")):
         experiments.setdefault(path.parents[1].name, []).append(json.loads(path.read_text()))
     official = {"experiments": [{"name": name, "game_instances": found} for name, found in experiments.items()]}
     (tmp_path / "official.json").write_text(json.dumps(official))

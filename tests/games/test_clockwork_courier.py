@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,10 +13,9 @@ from hypothesis import strategies as st
 
 from playpen.games.clockwork_courier import expert, instancegenerator, rules
 from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
+from tests.conftest import RECORDED_MODELS
 
 GAME = "clockwork_courier"
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_outofdomain"
-MODELS = ("qwen3.5-4b", "DAIR__qwen3.5-2b__sft-v1")
 
 # 5 x 3, a wall at (3,1), gate G at (2,2) open at odd ticks, guard P pacing (4,3) <-> (4,2), one parcel
 #   12345
@@ -252,17 +250,10 @@ def test_instances_follow_the_2026_experiments():
         assert w.cycle() <= instancegenerator.LONGEST_CYCLE and w.as_instance().items() <= instance.items()
 
 
-@pytest.fixture(scope="module")
-def recorded() -> Path:
-    if not RECORDED.is_dir():
-        pytest.skip(f"the recorded LM Playschool 2026 episodes are not at {RECORDED} (shared/parity is not checked out)")
-    return RECORDED
-
-
-@pytest.mark.parametrize("model", MODELS)
-def test_the_shipped_instances_are_the_recorded_ones(recorded, model):
+@pytest.mark.parametrize("model", RECORDED_MODELS)
+def test_the_shipped_instances_are_the_recorded_ones(ood_dir, model):
     ours = {(e["name"], i["game_id"]): i for e, i in instances_of(GAME)}
-    files = sorted(recorded.glob(f"{model}/{GAME}/*/instance_*/instance.json"))
+    files = sorted(ood_dir.glob(f"{model}/{GAME}/*/instance_*/instance.json"))
     assert len(files) == 30
     for file in files:
         theirs = json.loads(file.read_text())
@@ -339,9 +330,9 @@ def test_any_answers_never_raise_and_scores_stay_consistent(data):
 
 
 @pytest.mark.slow
-def test_expert_wins_the_recorded_instances_in_the_official_wording(recorded, tmp_path):
+def test_expert_wins_the_recorded_instances_in_the_official_wording(ood_dir, tmp_path):
     experiments: dict[str, dict] = {}
-    for path in sorted(recorded.glob(f"{MODELS[0]}/{GAME}/*/instance_*/instance.json")):
+    for path in sorted(ood_dir.glob(f"{RECORDED_MODELS[0]}/{GAME}/*/instance_*/instance.json")):
         if path.parents[1].name not in experiments:
             experiments[path.parents[1].name] = json.loads((path.parents[1] / "experiment.json").read_text()) | {
                 "game_instances": []}

@@ -6,7 +6,6 @@ import copy
 import json
 import math
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,10 +13,9 @@ from hypothesis import strategies as st
 
 from playpen.games.cryptolect import expert, instancegenerator, rules
 from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
+from tests.conftest import RECORDED_MODELS
 
 GAME = "cryptolect"
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_outofdomain"
-MODELS = ("qwen3.5-4b", "DAIR__qwen3.5-2b__sft-v1")
 
 STEMS = {"dog": "tonile", "bird": "nevo", "king": "vavu", "red": "minivo", "big": "lina", "see": "meta",
          "hold": "holanu"}
@@ -215,17 +213,10 @@ def test_the_generator_redraws_the_shipped_instances():
     assert generator.instances == json.loads((rules.GAME_DIR / "in" / "instances.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def recorded() -> Path:
-    if not RECORDED.is_dir():
-        pytest.skip(f"the recorded LM Playschool 2026 episodes are not at {RECORDED} (shared/parity is not checked out)")
-    return RECORDED
-
-
-@pytest.mark.parametrize("model", MODELS)
-def test_the_shipped_instances_are_the_recorded_ones_and_the_realiser_says_every_recorded_answer(recorded, model):
+@pytest.mark.parametrize("model", RECORDED_MODELS)
+def test_the_shipped_instances_are_the_recorded_ones_and_the_realiser_says_every_recorded_answer(ood_dir, model):
     ours = {(e["name"], i["game_id"]): i for e, i in instances_of(GAME)}
-    files = sorted(recorded.glob(f"{model}/{GAME}/*/instance_*/instance.json"))
+    files = sorted(ood_dir.glob(f"{model}/{GAME}/*/instance_*/instance.json"))
     assert len(files) == 30
     for file in files:
         theirs = json.loads(file.read_text())
@@ -298,9 +289,9 @@ def test_expert_answers_any_chat_it_cannot_read_with_a_well_formed_round():
         assert expert.respond([{"role": "user", "content": text}]).startswith("PROBES:")
 
 
-def test_expert_passes_the_recorded_exams_in_the_official_wording(recorded, tmp_path):
+def test_expert_passes_the_recorded_exams_in_the_official_wording(ood_dir, tmp_path):
     experiments: dict[str, dict] = {}
-    for path in sorted(recorded.glob(f"{MODELS[0]}/{GAME}/*/instance_*/instance.json")):
+    for path in sorted(ood_dir.glob(f"{RECORDED_MODELS[0]}/{GAME}/*/instance_*/instance.json")):
         if path.parents[1].name not in experiments:
             experiments[path.parents[1].name] = json.loads((path.parents[1] / "experiment.json").read_text()) | {
                 "game_instances": []}

@@ -1,10 +1,10 @@
-"""dond: proposal parsing, the round rules, the scores, the expert negotiator and the recorded 2026 episodes."""
+"""dond: proposal parsing, the round rules, the scores, the expert negotiator and the scorer on the
+recorded 2026 episodes (tests/parity/ replays them)."""
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,9 +13,7 @@ from hypothesis import strategies as st
 from playpen.games.dond import expert, instancegenerator, rules
 from playpen.games.dond.master import NO_MESSAGE, DondScorer
 from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
-
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_indomain"
-MODELS = ("qwen3.5-4b", "DAIR__qwen3.5-2b__sft-v1")
+from tests.conftest import RECORDED_MODELS
 
 SINGULARS = ["cup", "knife", "watch"]
 PLURALS = ["cups", "knives", "watches"]
@@ -226,31 +224,6 @@ def test_after_five_messages_each_both_must_propose():
     assert setup["experiment"]["proposal_timeout"] not in "".join(seen[:10])
 
 
-# Answers near the format: anything, a proposal with any body, or count-name pairs with odd counts and names.
-ANSWERS = st.one_of(
-    st.text(max_size=80),
-    st.builds(lambda body: f"[Proposal: {body}]", st.text(max_size=40)),
-    st.builds(lambda n, name: f"Deal? [Proposal: {n} {name}]",
-              st.integers(-3, 10**25) | st.sampled_from(["½", "²", "٣", "1.5", ""]),
-              st.sampled_from(SINGULARS + PLURALS + ["hat", "WATCH", "knifes", ""])),
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(answers=st.lists(ANSWERS | st.just("EXPERT"), max_size=14), mode=st.sampled_from(rules.MODES))
-def test_any_text_in_every_role_never_raises(answers, mode):
-    queue = iter(answers)
-
-    def respond(request):
-        answer = next(queue, "[Proposal:]")
-        return expert_answer(request) if answer == "EXPERT" else answer
-
-    result = play("dond", respond, **game(mode))
-    assert result.error is None, result.error
-    assert result.outcome in ("success", "failure", "aborted")
-    assert math.isnan(result.main_score) == (result.outcome == "aborted")
-
-
 # -------------------------------------------------------------------------------------------- expert
 
 
@@ -310,10 +283,9 @@ def test_expert_reads_points_stated_in_free_text_and_plans_a_split():
     assert "Plan: you get 1 knife, 3 watches; I get 1 cup." in answer
 
 
-@pytest.mark.skipif(not RECORDED.is_dir(), reason=f"the recorded 2026 episodes are not at {RECORDED}")
-def test_expert_plays_the_official_2026_prompts():
+def test_expert_plays_the_official_2026_prompts(indomain_dir):
     results = []
-    for path in sorted((RECORDED / MODELS[0] / "dond").glob("*/instance_*/instance.json")):
+    for path in sorted((indomain_dir / RECORDED_MODELS[0] / "dond").glob("*/instance_*/instance.json")):
         experiment = json.loads((path.parent.parent / "experiment.json").read_text())
         table, _ = expert.read_table(rules.fill_prompt(experiment["initial_prompt"], 5, "2 cups", "cup: 5"))
         assert table.coop == (experiment["mode"] == "coop") and table.counts == [2]
@@ -321,13 +293,12 @@ def test_expert_plays_the_official_2026_prompts():
     assert len(results) == 40 and all(r.outcome == "success" and r.main_score == 100 for r in results)
 
 
-# --------------------------------------------------------------------------- recorded 2026 evaluations
+# ---------------------------------------------------------------------- recorded 2026 evaluations, scored
 
 
-@pytest.mark.skipif(not RECORDED.is_dir(), reason=f"the recorded 2026 episodes are not at {RECORDED}")
-def test_scorer_reproduces_every_recorded_score():
+def test_scorer_reproduces_every_recorded_score(indomain_dir):
     compared = ("Aborted", "Success", "Lose", "Main Score", "Sum of Points", "Pareto Optimal")
-    paths = sorted(RECORDED.glob("*/dond/*/instance_*/scores.json"))
+    paths = sorted(indomain_dir.glob("*/dond/*/instance_*/scores.json"))
     assert len(paths) == 80
     for path in paths:
         recorded = json.loads(path.read_text())["episode scores"]
@@ -340,15 +311,3 @@ def test_scorer_reproduces_every_recorded_score():
             if key in recorded:
                 mine, theirs = float(ours[key]), float(recorded[key])
                 assert (math.isnan(mine) and math.isnan(theirs)) or mine == pytest.approx(theirs), (path, key)
-
-
-@pytest.mark.skipif(not RECORDED.is_dir(), reason=f"the recorded 2026 episodes are not at {RECORDED}")
-@pytest.mark.parametrize("model", MODELS)
-def test_replay_agrees_on_every_recorded_episode(model):
-    from playpen.replay import replay_dir
-
-    report = replay_dir(RECORDED / model, games=["dond"])
-    disagreements = [(r["path"], r.get("divergence") or r.get("error") or (r["ours"], r["recorded"]))
-                     for r in report["episodes"] if not r["ok"]]
-    assert not disagreements
-    assert report["agreement"] == {"dond": [40, 40]}

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from playpen.games.get_to_the_point import expert, instancegenerator, rules
-from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
-
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "parity" / "playschool2026" / "clem_outofdomain"
+from playpen.testing import instances_of, play, play_expert, play_scripted
 
 
 def game(start: str = "minister", target: str = "leader") -> dict:
@@ -141,21 +138,6 @@ def test_each_player_reads_the_others_lower_cased_response():
     assert "$" not in seen["Helper"][0] + seen["Seeker"][0]
 
 
-@settings(max_examples=60, deadline=None)
-@given(player=st.sampled_from(["Player 1", "Player 2"]), texts=st.lists(st.text(max_size=60), min_size=1, max_size=6))
-def test_any_text_in_either_role_never_raises(player, texts):
-    """One role answers with any text (then as the expert), the other is the expert."""
-    queue = list(texts)
-
-    def respond(request):
-        return queue.pop(0) if request.player.name == player and queue else expert_answer(request)
-
-    result = play("get_to_the_point", respond, **game())
-    assert result.error is None
-    expected = {"success": lambda s: 20 <= s <= 100, "failure": lambda s: s == 0, "aborted": math.isnan}
-    assert expected[result.outcome](result.main_score)
-
-
 # -------------------------------------------------------------------------------------------- expert
 
 
@@ -214,10 +196,8 @@ def test_shipped_instances_are_the_generators_output():
         assert [i["game_id"] for i in experiment["game_instances"]] == list(range(20))
 
 
-def test_instances_are_those_of_the_2026_evaluation():
-    folder = RECORDED / "qwen3.5-4b" / "get_to_the_point"
-    if not folder.is_dir():
-        pytest.skip(f"the recorded 2026 out-of-domain episodes are not at {folder}")
+def test_instances_are_those_of_the_2026_evaluation(ood_dir):
+    folder = ood_dir / "qwen3.5-4b" / "get_to_the_point"
     for experiment, instance in instances_of("get_to_the_point"):
         recorded = json.loads((folder / experiment["name"] / f"instance_{instance['game_id']:05d}" /
                                "instance.json").read_text())

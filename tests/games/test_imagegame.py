@@ -248,11 +248,3 @@ def test_official_2_0_instances_play(parity_dir):
     results = play_expert("imagegame", instances_file=str(path))
     assert len(results) == 59 and all(r.error is None for r in results)
     assert all(r.outcome == "success" for r in results)
-
-
-def test_recorded_2_0_episodes_replay_with_the_same_scores(parity_dir):
-    from playpen.replay import replay_dir
-
-    report = replay_dir(parity_dir / "episodes", games=["imagegame"])
-    assert report["agreement"]["imagegame"][1] >= 2
-    assert all(row["ok"] for row in report["episodes"]), [row for row in report["episodes"] if not row["ok"]]

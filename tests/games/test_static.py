@@ -1,7 +1,7 @@
 """The five static benchmarks (bbh, cladder, eqbench, ifeval, mmlu_pro): their answer rules on the edge cases
 GAMES-STATIC.md names, whole episodes through the game masters, the shipped instances against the recorded
 official ones, and the instance generators on tiny local rows. (Every game's spec, expert and robustness to
-any text are checked by test_all_games.py; the recorded episodes by tests/test_replay_static.py.)"""
+any text are checked by test_all_games.py; the recorded episodes by tests/parity/test_static.py.)"""
 
 from __future__ import annotations
 

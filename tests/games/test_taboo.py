@@ -257,11 +257,3 @@ def test_expert_plays_the_official_2_0_instances(parity_dir):
     assert len(results) == 60
     assert all(r.error is None and r.outcome != "aborted" for r in results)
     assert sum(r.outcome == "success" for r in results) >= 54
-
-
-def test_recorded_2_0_episodes_replay_with_the_same_scores(parity_dir):
-    from playpen.replay import replay_dir
-
-    report = replay_dir(parity_dir / "episodes", games=["taboo"])
-    assert report["agreement"]["taboo"][1] >= 3
-    assert all(row["ok"] for row in report["episodes"]), [r for r in report["episodes"] if not r["ok"]]

@@ -1,12 +1,11 @@
 """wordle-crazy, wordle-crazy_withclue, wordle-crazy_withcritic (LM Playschool 2026 out-of-domain): wordle's
 2026 rules with the colours under other names, the speed table as Main Score in every variant, the official
-word list and targets; the experts and any text. tests/test_replay_ood.py replays every recorded episode."""
+word list and targets; the experts. test_all_games.py feeds them any text; tests/parity/test_ood.py replays
+every recorded episode."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from playpen.games.wordle import expert, rules
 from playpen.testing import expert_answer, instances_of, play, play_expert, play_scripted
@@ -90,20 +89,3 @@ def test_expert_reads_crazy_feedback():
     assert expert.read_history(history)[0] == []  # the standard names do not read it
     guess = expert.guesser_response(history, scheme="crazy").split("guess:")[-1].strip()
     assert guess != "crane" and guess in rules.allowed_words()
-
-
-ANSWERS = st.text(max_size=60) | st.builds(lambda w: f"explanation: x\nguess: {w}", st.text(max_size=8)) | st.builds(
-    lambda w: f"explanation: x\nagreement: {w}", st.sampled_from(["yes", "no", "maybe", ""]))
-
-
-@settings(max_examples=40, deadline=None)
-@given(answers=st.lists(ANSWERS | st.just("EXPERT"), max_size=16), game=st.sampled_from(CRAZY))
-def test_any_text_in_every_role_never_raises(answers, game):
-    queue = list(answers)
-
-    def respond(request) -> str:
-        answer = queue.pop(0) if queue else "EXPERT"
-        return expert_answer(request) if answer == "EXPERT" else answer
-
-    result = play(game, respond, **first(game))
-    assert result.error is None and result.outcome in ("success", "failure", "aborted")

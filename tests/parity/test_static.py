@@ -1,53 +1,41 @@
 """Parity of the five static benchmarks with the recorded LM Playschool 2026 episodes: every static episode of
 ../shared/parity/playschool2026 (the five `playpen eval` runs' static/ folders and both in-domain runs, 1198 in
-all) replayed through Playpen's games agrees on Aborted, Success, Lose and Main Score, and eqbench's Main
-Score is the recorded float to the last bit."""
+all) replayed through Playpen's games agrees on Aborted, Success, Lose and Main Score, `playpen score` rewrites
+each recorded scores.json identically, and eqbench's Main Score is the recorded float to the last bit."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from playpen.eval.static import STATIC_GAMES
 from playpen.games.common import VERSION_2026
-from playpen.replay import replay_dir
-
-
-def static_episodes(root: Path) -> Counter:
-    """Recorded static episodes per benchmark, counted from the folders alone."""
-    counts: Counter = Counter()
-    for file in root.rglob("interactions.json"):
-        game = json.loads(file.read_text())["meta"]["game_name"]
-        counts[game] += game in STATIC_GAMES
-    return +counts
+from tests.parity.conftest import differing
 
 
 @pytest.fixture(scope="module")
-def report(playschool_dir) -> dict:
-    return replay_dir(playschool_dir, games=list(STATIC_GAMES))
+def static_rows(playschool_rows) -> list[dict]:
+    return [row for row in playschool_rows if row["game"] in STATIC_GAMES]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("game", STATIC_GAMES)
-def test_every_recorded_static_episode_agrees(report, playschool_dir, game):
-    recorded = static_episodes(playschool_dir)[game]
+def test_every_recorded_static_episode_agrees(static_rows, playschool_recorded, game):
+    recorded = playschool_recorded[game]
     assert recorded > 0
-    rows = [row for row in report["episodes"] if row["game"] == game]
+    rows = [row for row in static_rows if row["game"] == game]
     assert len(rows) == recorded
     assert {row["version"] for row in rows} == {VERSION_2026}
-    differ = [f"{row['path']}: {row.get('divergence') or row.get('error') or (row['ours'], row['recorded'])}"
-              for row in rows if not row["ok"]]
+    differ = differing(rows)
     assert not differ, f"{len(differ)} of {recorded} differ, e.g. {differ[:3]}"
 
 
 @pytest.mark.slow
-def test_all_1198_static_episodes_are_replayed(report, playschool_dir):
-    assert sum(static_episodes(playschool_dir).values()) == len(report["episodes"]) == 1198
-    assert all(row["ok"] for row in report["episodes"])
+def test_all_1198_static_episodes_are_replayed(static_rows, playschool_recorded):
+    assert sum(playschool_recorded[game] for game in STATIC_GAMES) == len(static_rows) == 1198
+    assert all(row["ok"] for row in static_rows)
 
 
 def test_eqbench_main_scores_are_bit_identical(playschool_dir):
