@@ -66,17 +66,15 @@ class PlaypenConfig:
         "output_dir": "it is models/<algorithm>/<learner>/in-progress: set algorithm to name the run"}
 
     def __post_init__(self):
-        import torch
-
         self.settings = recorded_settings(self)  # as given, before TRL normalises them: training.json's record
         check_reporting(self.report_to)
         self.report_to = [n.strip() for n in self.report_to.split(",") if n.strip()] or "none"
         if self.save_steps <= 0:
             self.save_strategy, self.save_steps = "no", 1
-        gpu = torch.cuda.is_available()  # bfloat16 on GPUs, plain float32 on the CPU
+        device = device_args()
         if self.bf16 is None:
-            self.bf16 = gpu and torch.cuda.is_bf16_supported()
-        if not gpu:
+            self.bf16 = device["bf16"]
+        if device["use_cpu"]:
             self.use_cpu = True
         super().__post_init__()
 
@@ -99,6 +97,14 @@ def recorded_settings(config) -> dict[str, Any]:
         if f.name not in found and value != default:
             found[f.name] = copy.deepcopy(value)
     return found
+
+
+def device_args() -> dict:
+    """TRL config arguments for this machine: bfloat16 on GPUs, plain float32 on the CPU."""
+    import torch
+
+    gpu = torch.cuda.is_available()
+    return {"bf16": gpu and torch.cuda.is_bf16_supported(), "use_cpu": not gpu}
 
 
 def check_reporting(report_to: str) -> None:
