@@ -143,3 +143,66 @@ def run_trainer(trainer: str | Path | type[PlaypenTrainer], learner: str, teache
               temperature=temperature, max_tokens=max_tokens)
     run.learn()
     return run
+
+
+# ------------------------------------------------------------------------- docs/training.md's settings tables
+
+DOC_BEGIN = "<!-- settings tables: written by `python -m playpen.trainers.runner docs/training.md` -->"
+DOC_END = "<!-- end of the settings tables -->"
+
+
+def settings_tables(examples: Path) -> str:
+    """Markdown tables of every trainer's settings, their defaults and help, read from the config classes of
+    the example scripts in `examples` (so that each default is written once, in its dataclass)."""
+    from playpen.trainers.base import PlaypenConfig
+
+    shared = PlaypenConfig.declared()
+    by_config: dict[type, list[str]] = {}
+    order = ["sft_trainer_simple.py", "sft_trainer_lora.py", "dpo_trainer.py", "grpo_trainer.py",
+             "self_improve_trainer.py", "sft_trainer_weighted.py", "dpo_trainer_own.py"]
+    for path in sorted(examples.glob("*.py"), key=lambda p: (order.index(p.name) if p.name in order else 99, p.name)):
+        config_class = trainer_class(path).config_class
+        base = next(k for k in config_class.__mro__ if k.__module__.startswith("playpen.trainers."))
+        changed = [f"{n} {_shown(_default(config_class, n))}" for n in config_class.declared()
+                   if _default(config_class, n) != _default(base, n)]
+        by_config.setdefault(base, []).append(f"`{path.name}`" + (f" ({', '.join(changed)})" if changed else ""))
+    lines = [DOC_BEGIN, "", "Every trainer:", "", *_table(PlaypenConfig, shared)]
+    for config_class, scripts in by_config.items():
+        names = [n for n in config_class.declared()
+                 if n not in shared or _default(config_class, n) != _default(PlaypenConfig, n)]
+        names = [n for n in names if n not in shared] + [n for n in names if n in shared]  # its own first
+        lines += ["", f"{', '.join(scripts)}: `{config_class.__name__}` in `{config_class.__module__}` (TRL's "
+                      f"`{trl_base(config_class)}` and these):", "", *_table(config_class, names)]
+    aliases = ", ".join(f"`{short}` for `{name}`" for short, name in ALIASES.items())
+    lines += ["", f"Short names: {aliases}.", "", DOC_END]
+    return "\n".join(lines)
+
+
+def _default(config_class: type, name: str) -> Any:
+    found = {f.name: f for f in dataclasses.fields(config_class)}[name]
+    return found.default_factory() if found.default_factory is not dataclasses.MISSING else found.default
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(value) if value else "(empty)"
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return '""' if value == "" else str(value)
+
+
+def _table(config_class: type, names: list[str]) -> list[str]:
+    fields = {f.name: f for f in dataclasses.fields(config_class)}
+    rows = ["| setting | default | what it does |", "|---|---|---|"]
+    rows += [f"| `{n}` | {_shown(_default(config_class, n))} | {fields[n].metadata.get('help', '')} |" for n in names]
+    return rows
+
+
+if __name__ == "__main__":  # rewrite the settings tables in the given markdown file
+    doc = Path(sys.argv[1])
+    text = doc.read_text()
+    start, end = text.index(DOC_BEGIN), text.index(DOC_END) + len(DOC_END)
+    doc.write_text(text[:start] + settings_tables(Path(__file__).resolve().parents[2] / "examples" / "trl")
+                   + text[end:])
