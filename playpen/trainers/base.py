@@ -68,7 +68,7 @@ class PlaypenConfig:
     def __post_init__(self):
         self.settings = recorded_settings(self)  # as given, before TRL normalises them: training.json's record
         check_reporting(self.report_to)
-        self.report_to = [n.strip() for n in self.report_to.split(",") if n.strip()] or "none"
+        self.report_to = [n.strip() for n in self.report_to.split(",") if n.strip()]  # TRL reads ["none"] as none
         if self.save_steps <= 0:
             self.save_strategy, self.save_steps = "no", 1
         device = device_args()
@@ -80,9 +80,10 @@ class PlaypenConfig:
 
     @classmethod
     def declared(cls) -> list[str]:
-        """The fields Playpen declares (its own settings and TRL's whose defaults it sets), base first."""
+        """The fields Playpen declares (its own settings and TRL's whose defaults it sets), the most specific
+        class's first."""
         names: dict[str, None] = {}
-        for klass in reversed(cls.__mro__):
+        for klass in cls.__mro__:
             if dataclasses.is_dataclass(klass) and not klass.__module__.startswith(("trl.", "transformers.")):
                 names.update(dict.fromkeys(inspect.get_annotations(klass)))
         return [n for n in names if n in {f.name for f in dataclasses.fields(cls)}]

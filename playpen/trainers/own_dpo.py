@@ -67,5 +67,5 @@ class OwnPlayDPO(RoundsTrainer):
             model.set_adapter("default")
 
     def round_trainer(self, model, tokenizer, dataset, round_index: int):
-        return PlaypenDPOTrainer(model=model, processing_class=tokenizer, args=self.round_config(round_index),
+        return PlaypenDPOTrainer(model=model, processing_class=tokenizer, args=self.trl_config(**self.round_values(round_index)),
                                  train_dataset=dataset, shared_prefix=self.config.shared_prefix)

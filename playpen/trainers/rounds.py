@@ -101,9 +101,9 @@ class RoundsTrainer(PlaypenTrainer):
 
         return get_peft_model(model, self.config.peft_config())
 
-    def round_config(self, round_index: int, **values):
-        """The TRL config of one round: steps_per_round steps, seeded by the round."""
-        return self.trl_config(max_steps=self.config.steps_per_round, seed=self.config.seed + round_index, **values)
+    def round_values(self, round_index: int) -> dict:
+        """What a round's TRL config sets (trl_config): steps_per_round steps, seeded by the round."""
+        return {"max_steps": self.config.steps_per_round, "seed": self.config.seed + round_index}
 
     def learn(self) -> None:
         if self.temperature <= 0:

@@ -170,7 +170,6 @@ def settings_tables(examples: Path) -> str:
     for config_class, scripts in by_config.items():
         names = [n for n in config_class.declared()
                  if n not in shared or _default(config_class, n) != _default(PlaypenConfig, n)]
-        names = [n for n in names if n not in shared] + [n for n in names if n in shared]  # its own first
         lines += ["", f"{', '.join(scripts)}: `{config_class.__name__}` in `{config_class.__module__}` (TRL's "
                       f"`{trl_base(config_class)}` and these):", "", *_table(config_class, names)]
     aliases = ", ".join(f"`{short}` for `{name}`" for short, name in ALIASES.items())

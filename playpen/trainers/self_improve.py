@@ -16,11 +16,12 @@ import trl
 from playpen.trainers.base import setting
 from playpen.trainers.own_play import OwnPlay, best_per_instance, turn_samples, won
 from playpen.trainers.rounds import RoundsConfig, RoundsTrainer
-from playpen.trainers.samples import expert_episodes, sft_max_length
+from playpen.trainers.samples import expert_episodes
+from playpen.trainers.sft import SFTSettings, sft_args
 
 
 @dataclass
-class SelfImprovementConfig(RoundsConfig, trl.SFTConfig):
+class SelfImprovementConfig(SFTSettings, RoundsConfig, trl.SFTConfig):
     """TRL's SFTConfig with the rounds' settings and which of the learner's turns are kept."""
 
     algorithm: str = setting("self-improve", "names the run: models/<algorithm>/<learner>/, registered as "
@@ -30,8 +31,6 @@ class SelfImprovementConfig(RoundsConfig, trl.SFTConfig):
                                      "round's data")
     roles: list[str] = setting([], "only the learner's turns in these game roles (e.g. Instruction Giver); "
                                    "empty: all")
-    max_length: int | None = setting(0, "tokens per sample; 0: the longest sample, up to the learner's context")
-    completion_only_loss: bool | None = setting(True, "the loss covers the learner's turns only")
 
 
 class SelfImprovement(RoundsTrainer):
@@ -64,7 +63,5 @@ class SelfImprovement(RoundsTrainer):
         return rows[: config.expert_samples]
 
     def round_trainer(self, model, tokenizer, dataset, round_index: int):
-        max_length, self.truncated_samples = sft_max_length(dataset, tokenizer, model, self.learner,
-                                                            self.config.max_length)
         return trl.SFTTrainer(model=model, processing_class=tokenizer, train_dataset=dataset,
-                              args=self.round_config(round_index, max_length=max_length))
+                              args=sft_args(self, dataset, tokenizer, model, **self.round_values(round_index)))

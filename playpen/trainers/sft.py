@@ -17,7 +17,17 @@ from playpen.trainers.samples import sft_max_length, sft_samples
 
 
 @dataclass
-class GameSFTConfig(AdapterSettings, PlaypenConfig, trl.SFTConfig):
+class SFTSettings:
+    """Playpen's settings of TRL's SFTConfig, for every trainer that fine-tunes on samples (SFT, self-improvement,
+    turn-weighted SFT): mixed in before their other settings."""
+
+    max_length: int | None = setting(0, "tokens per sample; 0: the longest sample (whole episodes), up to the "
+                                        "learner's context")
+    completion_only_loss: bool | None = setting(True, "the loss covers the learner's turns only")
+
+
+@dataclass
+class GameSFTConfig(SFTSettings, AdapterSettings, PlaypenConfig, trl.SFTConfig):
     """TRL's SFTConfig with the games to learn from and Playpen's defaults."""
 
     algorithm: str = setting("", "names the run (models/<algorithm>/<learner>/, registered as "
@@ -33,10 +43,7 @@ class GameSFTConfig(AdapterSettings, PlaypenConfig, trl.SFTConfig):
     num_train_epochs: float = setting(3.0, "passes over the samples")
     max_steps: int = setting(-1, "> 0: train this many steps (overrides num_train_epochs)")
     per_device_train_batch_size: int = setting(8, "samples per step and process")
-    max_length: int | None = setting(0, "tokens per sample; 0: the longest sample (whole episodes), up to the "
-                                        "learner's context")
-    learning_rate: float | None = setting(None, "empty: 2e-5, or 2e-4 with lora")
-    completion_only_loss: bool | None = setting(True, "the loss covers the learner's turns only")
+    learning_rate: float | None = setting(None, "none: 2e-5, or 2e-4 with lora")
 
     def __post_init__(self):
         self.algorithm = self.algorithm or ("sft-lora" if self.lora else "sft")
@@ -54,9 +61,15 @@ class GameSFT(PlaypenTrainer):
         config = self.config
         samples = sft_samples(config.games, config.data, config.fresh_instances, config.roles, config.seed)
         model, tokenizer = self.load_learner()
-        max_length, self.truncated_samples = sft_max_length(samples, tokenizer, model, self.learner,
-                                                            config.max_length)
-        trainer = trl.SFTTrainer(model=model, processing_class=tokenizer, args=self.trl_config(max_length=max_length),
+        trainer = trl.SFTTrainer(model=model, processing_class=tokenizer, args=sft_args(self, samples, tokenizer, model),
                                  train_dataset=samples, peft_config=config.peft_config())
         self.train(trainer)
         self.finish(trainer, adapter=config.lora)
+
+
+def sft_args(trainer: PlaypenTrainer, samples, tokenizer, model, **values):
+    """The SFTConfig handed to TRL by every trainer that fine-tunes on samples: the run's config (SFTSettings
+    mixed in) with max_length fitted to `samples` (`sft_max_length`) and `values` set."""
+    max_length, trainer.truncated_samples = sft_max_length(samples, tokenizer, model, trainer.learner,
+                                                           trainer.config.max_length)
+    return trainer.trl_config(max_length=max_length, **values)

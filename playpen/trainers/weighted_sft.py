@@ -21,7 +21,7 @@ from playpen.errors import PlaypenError
 from playpen.trainers.base import TRAINING_GAMES, AdapterSettings, PlaypenConfig, PlaypenTrainer, setting
 from playpen.trainers.credit import EpisodeReward
 from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, tasks_by_game, turn_samples
-from playpen.trainers.samples import sft_max_length
+from playpen.trainers.sft import SFTSettings, sft_args
 
 WEIGHT_COLUMN = "weight"
 
@@ -85,7 +85,7 @@ class WeightedSFTTrainer(SFTTrainer):
 
 
 @dataclass
-class TurnWeightedSFTConfig(AdapterSettings, PlaypenConfig, trl.SFTConfig):
+class TurnWeightedSFTConfig(SFTSettings, AdapterSettings, PlaypenConfig, trl.SFTConfig):
     """TRL's SFTConfig with whose episodes are played and how their turns are weighted."""
 
     algorithm: str = setting("sft-weighted", "names the run: models/<algorithm>/<learner>/, registered as "
@@ -108,8 +108,6 @@ class TurnWeightedSFTConfig(AdapterSettings, PlaypenConfig, trl.SFTConfig):
     per_device_train_batch_size: int = setting(4, "samples per step and process")
     learning_rate: float = setting(2e-4, "the optimizer's learning rate")
     lora: bool = setting(True, "train a LoRA adapter on every linear layer instead of every weight")
-    max_length: int | None = setting(0, "tokens per sample; 0: the longest sample, up to the learner's context")
-    completion_only_loss: bool | None = setting(True, "the loss covers the trained players' turns only")
 
 
 class TurnWeightedSFT(PlaypenTrainer):
@@ -176,9 +174,7 @@ class TurnWeightedSFT(PlaypenTrainer):
         weights = dataset["weight"]
         print(f"turn-weighted SFT: {len(dataset)} turns, weights {min(weights):.2f}-{max(weights):.2f} (mean 1)",
               flush=True)
-        max_length, self.truncated_samples = sft_max_length(dataset, tokenizer, model, self.learner,
-                                                            self.config.max_length)
-        trainer = WeightedSFTTrainer(model=model, processing_class=tokenizer, args=self.trl_config(max_length=max_length),
+        trainer = WeightedSFTTrainer(model=model, processing_class=tokenizer, args=sft_args(self, dataset, tokenizer, model),
                                      peft_config=self.config.peft_config(), train_dataset=dataset)
         self.train(trainer)
         self.finish(trainer, adapter=self.config.lora)
