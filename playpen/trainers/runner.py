@@ -78,7 +78,8 @@ def build_config(trainer: type[PlaypenTrainer], overrides: dict[str, str]):
 
 
 def unknown_setting(trainer: type[PlaypenTrainer], given: str, names: list[str]) -> str:
-    close = difflib.get_close_matches(given, names, n=4, cutoff=0.6)
+    close = [f"{name} (= {ALIASES[name]})" if name in ALIASES else name
+             for name in difflib.get_close_matches(given, names, n=4, cutoff=0.6)]
     return (f"{trainer.__name__} has no setting {given!r}" + (f"; did you mean {', '.join(close)}?" if close else "")
             + f" (its settings: docs/training.md, and every field of TRL's {trl_base(trainer.config_class)})")
 
