@@ -152,7 +152,7 @@ def run_side(samples_file: Path, side: str, out: Path, threads: int) -> dict:
     from trl import GRPOConfig
 
     from playpen.registry import resolve_model_spec
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import device_args, load_learner
     from playpen.trainers.credit import episode_reward
     from playpen.trainers.grpo import PlaypenGRPOTrainer
 
@@ -161,12 +161,11 @@ def run_side(samples_file: Path, side: str, out: Path, threads: int) -> dict:
     data = json.loads(samples_file.read_text())
     prompt, samples = data["prompt"], data["samples"]
     group = len(samples["prompt_ids"])
-    base = PlaypenTrainer(resolve_model_spec(MODEL))
-    model, tokenizer = base.load_learner()
+    model, tokenizer = load_learner(resolve_model_spec(MODEL))
     with tempfile.TemporaryDirectory() as tmp:
         args = GRPOConfig(output_dir=tmp, report_to="none", save_strategy="no", num_generations=group,
                           per_device_train_batch_size=group, max_steps=1, beta=0.0, temperature=1.0,
-                          **base.device_args())
+                          **device_args())
         trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward,
                                      args=args, train_dataset=Dataset.from_dict({"prompt": [prompt]}),
                                      rollout_func=lambda prompts, trainer: samples, shared_prefix=side == "shared")

@@ -412,7 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-T", "--temperature", type=temperature, default=0.0, help="sampling temperature for play")
     p.add_argument("-L", "--max-tokens", type=positive_int, default=300, help="maximum new tokens per answer")
     p.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="override a trainer setting (its class attributes), e.g. --set max_steps=10")
+                   help="override a trainer setting (a field of its config, TRL's included), e.g. --set max_steps=10")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("eval", help="clemscore (games' validation split) and statscore (static benchmarks)")

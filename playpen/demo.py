@@ -32,7 +32,7 @@ from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json
 
 GAMES = ["referencegame", "taboo"]
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"  # in a clone; the printed commands name them
 MARKER = ".playpen-demo"  # marks a folder the demo wrote, which it may delete
 EXPORT_DIR = "final-model"  # the exported final model and its card (README.md), in the demo's folder
 
@@ -100,9 +100,14 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
     from playpen.fetch import fetch
     from playpen.play import play, print_summary, summarize
     from playpen.tiny import create_tiny
+    from playpen.trainers.grpo import GameGRPO
     from playpen.trainers.runner import run_trainer
+    from playpen.trainers.sft import GameSFT
 
-    sft, grpo = EXAMPLES / plan.sft_example, EXAMPLES / "grpo_trainer.py"
+    # the commands name the example scripts; the demo runs the trainers they define (the same classes and
+    # settings: sft_trainer_lora.py is GameSFT with lora on), so it also runs from an installed package
+    sft, grpo = _example(plan.sft_example), _example("grpo_trainer.py")
+    lora = ["lora=true"] if plan.sft_example == "sft_trainer_lora.py" else []
     sft_settings, grpo_settings = plan.sft, plan.grpo
 
     def settings(values: list[str]) -> list[str]:
@@ -135,12 +140,12 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
         Step("Supervised fine-tuning on the expert players' episodes ("
              + ("fresh training instances" if any(v.startswith("fresh_instances=") for v in sft_settings)
                 else "train split") + ")",
-             ["run", str(sft), "-l", start, *settings(sft_settings)],
-             lambda: run_trainer(sft, start, settings=sft_settings)),
+             ["run", sft, "-l", start, *settings(sft_settings)],
+             lambda: run_trainer(GameSFT, start, settings=lora + sft_settings)),
         evaluation("Evaluate the SFT model on the same validation instances", tuned, after_sft),
         Step("Online GRPO: the model describes referencegame's grids to the expert, rewarded by the outcome",
-             ["run", str(grpo), "-l", tuned, "-t", "expert", "-T", "1.0", "-L", length, *settings(grpo_settings)],
-             lambda: run_trainer(grpo, tuned, "expert", temperature=1.0, max_tokens=plan.grpo_max_tokens,
+             ["run", grpo, "-l", tuned, "-t", "expert", "-T", "1.0", "-L", length, *settings(grpo_settings)],
+             lambda: run_trainer(GameGRPO, tuned, "expert", temperature=1.0, max_tokens=plan.grpo_max_tokens,
                                  settings=grpo_settings)),
         evaluation("Evaluate the GRPO model on the same validation instances", f"{tuned}-grpo", after),
         Step("One report with the three stages side by side",
@@ -153,8 +158,6 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
 
 
 def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
-    if not EXAMPLES.is_dir():
-        raise PlaypenError(f"the demo runs the example trainers in {EXAMPLES}: run it from a clone of the repository")
     start = time.perf_counter()
     out = out.resolve()
     if out.exists():
@@ -184,6 +187,12 @@ def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
         return summary
     finally:
         os.chdir(previous)
+
+
+def _example(name: str) -> str:
+    """An example script as a command names it: its path in the clone the package runs from, else as it lies in
+    the repository (examples/trl/NAME)."""
+    return str(EXAMPLES / name) if EXAMPLES.is_dir() else f"examples/trl/{name}"
 
 
 def _short(argv: list[str]) -> list[str]:

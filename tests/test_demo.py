@@ -82,6 +82,15 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
                             problem=lambda: None)
     recorder(playpen.play, "play", ([], stats, Path("results")))
     recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o"))
+    from playpen.trainers.runner import build_config, settings_dict, trainer_class
+
+    def trained(arguments: dict) -> dict:
+        """A run_trainer call as what it trains: the trainer's learn() and its config (the printed command names
+        the example file, the demo runs the class that file's trainer extends)."""
+        given = arguments.pop("trainer")
+        cls = given if isinstance(given, type) else trainer_class(given)
+        config = build_config(cls, settings_dict(arguments.pop("settings")))
+        return {**arguments, "learn": cls.learn, "settings": config.settings}
     recorder(playpen.eval.report, "write_report_tables", {"clem": None})
     recorder(playpen.export, "export_model", Path("final-model"))
     monkeypatch.setattr(playpen.eval.clemscore, "headline", lambda table: "clemscore")
@@ -90,4 +99,24 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
         calls.clear()
         step.call()
         main(step.argv)
-        assert len(calls) == 2 and calls[0] == calls[1], step.argv
+        assert len(calls) == 2, step.argv
+        made = [(name, trained(dict(arguments)) if name == "run_trainer" else arguments) for name, arguments in calls]
+        assert made[0] == made[1], step.argv
+
+
+def test_the_demo_runs_without_the_examples_folder(monkeypatch, tmp_path):
+    """From an installed package (no examples/ beside it) the demo trains with the trainers in
+    playpen.trainers and prints its commands as they read in a clone of the repository."""
+    import playpen.demo
+    import playpen.trainers.runner
+    from playpen.trainers.grpo import GameGRPO
+    from playpen.trainers.sft import GameSFT
+
+    monkeypatch.setattr(playpen.demo, "EXAMPLES", tmp_path / "site-packages" / "examples" / "trl")
+    trained = []
+    monkeypatch.setattr(playpen.trainers.runner, "run_trainer", lambda trainer, *args, **kwargs: trained.append(trainer))
+    runs = [step for step in playpen.demo.steps(playpen.demo.PLANS["tiny"]) if step.argv[0] == "run"]
+    assert [step.argv[1] for step in runs] == ["examples/trl/sft_trainer_simple.py", "examples/trl/grpo_trainer.py"]
+    for step in runs:
+        step.call()
+    assert trained == [GameSFT, GameGRPO]

@@ -9,12 +9,12 @@ two continuations of the same history ended differently (won against lost or abo
 answers at the fork are a DPO pair (chosen: the winner's). `steps_per_round` DPO steps train a LoRA adapter
 (whose reference is the learner with the adapter off) on the round's pairs. Figures per round in
 models/own-dpo/<learner>/rounds.json and rounds.png. Registered as <learner>-own-dpo.
+
+The settings: OwnPlayDPOConfig in playpen/trainers/own_dpo.py (the rounds' in rounds.py).
 """
 
 from playpen.trainers.own_dpo import OwnPlayDPO
 
 
 class GameOwnPlayDPO(OwnPlayDPO):
-    rounds = 3
-    branch = 2
-    samples = 2
+    """Rounds of branched own play, then DPO on the learner's own pairs."""

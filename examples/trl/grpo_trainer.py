@@ -24,69 +24,12 @@ capped at 3). training.json's "timing" says where the time went (play, wait, opt
 The episodes of a group share their first prompt: it is forwarded once per group and the samples'
 continuations are attached to its keys and values (`shared_prefix`, on by default: the same loss and
 gradients as one forward per sample; `--set shared_prefix=false` for TRL's own forward).
+
+The settings: GameGRPOConfig in playpen/trainers/grpo.py (TRL's GRPOConfig plus the games, reward and partner).
 """
 
-from datasets import Dataset
-from peft import LoraConfig
-from trl import GRPOConfig
-
-from playpen.backends import load_model
-from playpen.errors import PlaypenError
-from playpen.trainers import TRAINING_GAMES, PlaypenTrainer
-from playpen.trainers.credit import IMPORTANCE_SAMPLING_MODES, EpisodeReward, episode_reward
-from playpen.trainers.grpo import PlaypenGRPOTrainer
-from playpen.trainers.rollout import GameRollout, instance_prompts
+from playpen.trainers import grpo
 
 
-class GameGRPO(PlaypenTrainer):
-    algorithm = "grpo"
-    games = TRAINING_GAMES
-    num_generations = 8  # samples per instance: the group whose returns are compared
-    instances_per_step = 2
-    max_steps = 200
-    learning_rate = 1e-6
-    num_iterations = 1  # optimisation passes over each step's episodes (> 1: PPO-style clipped updates)
-    beta = 0.0  # KL penalty towards the starting model
-    save_steps = 50  # steps are long (every one plays games): checkpoint more often than the default
-    reward = "main_score"
-    abort_penalty = 0.0
-    turn_weight = 0.0  # > 0: add the game's per-turn scores (e.g. wordle's closeness) to each turn's return
-    learner_player = 0  # which player the learner is in multi-player games (0 = Player 1)
-    all_roles = False  # self-play (no teacher): train every role the learner plays, normalised per role
-    lora = False
-    fresh_instances = 0  # > 0: play this many freshly generated instances per game (never a validation or test
-    # instance's content) instead of the train split, so the learner cannot memorise a few instances
-    use_vllm = False  # generate with vLLM (CUDA): "colocate" in the training process, or "server" (trl vllm-serve)
-    vllm_mode = "colocate"
-    async_rollout = False  # play step n+1 while step n optimises (one rollout off-policy, importance-weighted)
-    importance_sampling = "token_truncate"  # async_rollout: how off-policy samples are weighted (TRL's modes)
-    shared_prefix = True  # forward each group's shared prompt once (same loss and gradients, less compute)
-
-    def learn(self):
-        if self.async_rollout and self.use_vllm:
-            raise PlaypenError("async_rollout plays on the Hugging Face path: with use_vllm, TRL's vLLM generates")
-        if self.importance_sampling not in IMPORTANCE_SAMPLING_MODES:
-            raise PlaypenError(f"--set importance_sampling: choose one of {', '.join(IMPORTANCE_SAMPLING_MODES)}")
-        prompts, tasks = instance_prompts(self.games, split="train", fresh=self.fresh_instances, seed=self.seed)
-        partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
-        rollout = GameRollout(self.learner, tasks, partner=partner, learner_player=self.learner_player,
-                              all_roles=self.all_roles, max_tokens=self.max_tokens,
-                              reward=EpisodeReward(self.reward, self.abort_penalty, self.turn_weight),
-                              records=f"playpen-records/grpo/{self.learner_name}", async_rollout=self.async_rollout)
-        model, tokenizer = self.load_learner()
-        config = GRPOConfig(
-            max_steps=self.max_steps, learning_rate=self.learning_rate,
-            num_generations=self.num_generations,
-            per_device_train_batch_size=self.num_generations * self.instances_per_step,
-            temperature=self.temperature or 1.0, beta=self.beta, num_iterations=self.num_iterations,
-            use_vllm=self.use_vllm, vllm_mode=self.vllm_mode, max_completion_length=self.max_tokens,
-            **({"vllm_importance_sampling_mode": self.importance_sampling} if self.async_rollout else {}),
-            **self.trl_args(),
-        )
-        lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", task_type="CAUSAL_LM") if self.lora else None
-        trainer = PlaypenGRPOTrainer(
-            model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=config,
-            train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout, peft_config=lora,
-            shared_prefix=self.shared_prefix)
-        self.train(trainer)
-        self.finish(trainer, adapter=self.lora)
+class GameGRPO(grpo.GameGRPO):
+    """GRPO with the learner in the seat `learner_player` (or every role: all_roles), the partner -t."""

@@ -10,13 +10,12 @@ turn it took in a won episode (with best_only, only in each instance's best one)
 sample, and `steps_per_round` SFT steps train a LoRA adapter (lora=false: every weight) on them. The win rate
 and % played of each round go to models/self-improve/<learner>/rounds.json and rounds.png; an interrupted run
 continues after its last finished round. Registered as <learner>-self-improve.
+
+The settings: SelfImprovementConfig in playpen/trainers/self_improve.py (the rounds' in rounds.py).
 """
 
 from playpen.trainers.self_improve import SelfImprovement
 
 
 class GameSelfImprovement(SelfImprovement):
-    rounds = 3
-    instances_per_round = 16
-    samples = 4
-    steps_per_round = 20
+    """Rounds of own play, then SFT on the learner's winning turns."""

@@ -8,11 +8,12 @@ A turn's weight is what the GRPO credit gives it: the episode's reward (`reward`
 `turn_weight` x the game's own scores of this and the later turns (wordle's closeness, imagegame's F1, ...).
 Lost episodes still teach the turns the game scored well; turns worth nothing are left out. The weights are
 scaled to a mean of 1. Registered as <learner>-sft-weighted.
+
+The settings: TurnWeightedSFTConfig in playpen/trainers/weighted_sft.py.
 """
 
 from playpen.trainers.weighted_sft import TurnWeightedSFT
 
 
 class GameTurnWeightedSFT(TurnWeightedSFT):
-    turn_weight = 1.0
-    max_steps = 60
+    """The experts' and the learner's own turns, each weighted by its return."""

@@ -1,9 +1,11 @@
 """Trainers: thin layers over TRL. Playpen supplies data, rollouts and rewards; TRL optimises.
 
-The runnable trainers are short scripts in examples/trl/ (`playpen run FILE -l LEARNER`); this package
-holds what they share: the base class and the multi-turn GRPO rollout.
+One file per algorithm, each a config dataclass (TRL's config plus the game settings) and a trainer: sft.py,
+dpo.py, grpo.py, self_improve.py, weighted_sft.py, own_dpo.py (rounds.py: the play-then-train loop of the last
+two). The runnable scripts are in examples/trl/ (`playpen run FILE -l LEARNER`); base.py holds the driver they
+share.
 """
 
-from playpen.trainers.base import TRAINING_GAMES, PlaypenTrainer, plot_curves
+from playpen.trainers.base import TRAINING_GAMES, PlaypenConfig, PlaypenTrainer
 
-__all__ = ["PlaypenTrainer", "TRAINING_GAMES", "plot_curves"]
+__all__ = ["PlaypenConfig", "PlaypenTrainer", "TRAINING_GAMES"]

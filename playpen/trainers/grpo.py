@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 import torch
 from accelerate.utils import gather_object
 from transformers import TrainerCallback
-from trl import GRPOTrainer
+from trl import GRPOConfig, GRPOTrainer
 
+from playpen.errors import PlaypenError
 from playpen.trainers import prefix
-from playpen.trainers.credit import GameScale, Sample, importance_weights, token_advantages
-from playpen.trainers.rollout import GameRollout
+from playpen.trainers.base import TRAINING_GAMES, AdapterSettings, PlaypenConfig, PlaypenTrainer, setting
+from playpen.trainers.credit import EpisodeReward, GameScale, Sample, importance_weights, token_advantages
+from playpen.trainers.rollout import GameRollout, instance_prompts
 
 
 @dataclass
@@ -232,3 +234,91 @@ class _StepClock(TrainerCallback):
         timing = self.trainer.timing
         timing.seconds += time.perf_counter() - self.started
         timing.steps += state.global_step - self.first_step
+
+
+@dataclass
+class GameGRPOConfig(AdapterSettings, PlaypenConfig, GRPOConfig):
+    """TRL's GRPOConfig with the games played, the reward, who plays with the learner, and Playpen's defaults.
+    -T is the sampling temperature (1.0 when not given) and -L caps each turn (max_completion_length)."""
+
+    algorithm: str = setting("grpo", "names the run: models/<algorithm>/<learner>/, registered as "
+                                     "<learner>-<algorithm>")
+    games: list[str] = setting(TRAINING_GAMES, "the games played")
+    num_generations: int = setting(8, "samples per instance: the group whose returns are compared")
+    instances_per_step: int = setting(2, "instances drawn per step (a step plays num_generations x "
+                                         "instances_per_step episodes' samples)")
+    per_device_train_batch_size: int | None = setting(None, "num_generations x instances_per_step")
+    max_steps: int = setting(200, "optimisation steps")
+    learning_rate: float = setting(1e-6, "the optimizer's learning rate")
+    num_iterations: int = setting(1, "optimisation passes over each step's episodes (> 1: PPO-style clipped "
+                                     "updates)")
+    beta: float = setting(0.0, "KL penalty towards the starting model")
+    save_steps: int = setting(50, "an intermediate checkpoint every N steps (steps are long: every one plays "
+                                  "games); 0: none")
+    reward: str = setting("main_score", "the outcome reward: main_score (Main Score / 100) or success (1/0)")
+    abort_penalty: float = setting(0.0, "the reward of an episode the learner aborted (its answer broke the "
+                                        "format)")
+    turn_weight: float = setting(0.0, "> 0: add the game's per-turn scores (e.g. wordle's closeness) to each "
+                                      "turn's return")
+    learner_player: int = setting(0, "which player the learner is in multi-player games (0 = Player 1)")
+    all_roles: bool = setting(False, "self-play (no -t): train every role the learner plays, normalised per "
+                                     "role")
+    fresh_instances: int = setting(0, "> 0: play this many freshly generated instances per game (never a "
+                                      "validation or test instance's content) instead of the train split")
+    use_vllm: bool = setting(False, "generate with vLLM (CUDA)")
+    vllm_mode: str = setting("colocate", "colocate (vLLM in the training process) or server (trl vllm-serve)")
+    async_rollout: bool = setting(False, "play step n+1 while step n optimises (one rollout off-policy, "
+                                         "importance-weighted)")
+    importance_sampling: str = setting("token_truncate", "async_rollout: how off-policy samples are weighted "
+                                                         "(TRL's token_truncate, token_mask, sequence_truncate, "
+                                                         "sequence_mask)")
+    shared_prefix: bool = setting(True, "forward each group's shared prompt once (the same loss and gradients, "
+                                        "less compute)")
+
+    SET_BY_PLAYPEN = {**PlaypenConfig.SET_BY_PLAYPEN, "temperature": "give -T", "max_completion_length": "give -L",
+                      "vllm_importance_sampling_mode": "set importance_sampling"}
+
+    def __post_init__(self):
+        from playpen.trainers.credit import IMPORTANCE_SAMPLING_MODES
+
+        if self.async_rollout and self.use_vllm:
+            raise PlaypenError("async_rollout plays on the Hugging Face path: with use_vllm, TRL's vLLM generates")
+        if self.importance_sampling not in IMPORTANCE_SAMPLING_MODES:
+            raise PlaypenError(f"--set importance_sampling: choose one of {', '.join(IMPORTANCE_SAMPLING_MODES)}")
+        batch = self.num_generations * self.instances_per_step
+        if self.per_device_train_batch_size not in (None, batch):
+            raise PlaypenError("--set per_device_train_batch_size: GRPO's batch is num_generations x "
+                               "instances_per_step; set instances_per_step")
+        self.per_device_train_batch_size = batch
+        super().__post_init__()
+
+
+class GameGRPO(PlaypenTrainer):
+    """Online multi-turn GRPO: the learner plays the games (`GameRollout`) while PlaypenGRPOTrainer learns from
+    the episodes' outcomes; registered as <learner>-grpo."""
+
+    config_class = GameGRPOConfig
+
+    def learn(self):
+        from datasets import Dataset
+
+        from playpen.backends import load_model
+        from playpen.trainers.credit import episode_reward
+
+        config = self.config
+        prompts, tasks = instance_prompts(config.games, split="train", fresh=config.fresh_instances, seed=config.seed)
+        partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
+        rollout = GameRollout(self.learner, tasks, partner=partner, learner_player=config.learner_player,
+                              all_roles=config.all_roles, max_tokens=self.max_tokens,
+                              reward=EpisodeReward(config.reward, config.abort_penalty, config.turn_weight),
+                              records=f"playpen-records/grpo/{self.learner_name}", async_rollout=config.async_rollout)
+        model, tokenizer = self.load_learner()
+        args = self.trl_config(temperature=self.temperature or 1.0, max_completion_length=self.max_tokens,
+                               **({"vllm_importance_sampling_mode": config.importance_sampling}
+                                  if config.async_rollout else {}))
+        trainer = PlaypenGRPOTrainer(
+            model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
+            train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout,
+            peft_config=config.peft_config(), shared_prefix=config.shared_prefix)
+        self.train(trainer)
+        self.finish(trainer, adapter=config.lora)

@@ -14,8 +14,9 @@ import json
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from transformers import set_seed
 
@@ -23,30 +24,41 @@ from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json, replace_folder
 from playpen.trainers.base import (
     TRAINING_GAMES,
+    AdapterSettings,
+    PlaypenConfig,
     PlaypenTrainer,
-    relative_change,
+    setting,
     time_limit,
-    weights_sample,
 )
+from playpen.trainers.outputs import relative_change, weights_sample
 from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, tasks_by_game
 
 
-class RoundsTrainer(PlaypenTrainer):
-    """Subclass it with round_dataset() and round_trainer(); settings as class attributes (`--set`)."""
+@dataclass
+class RoundsConfig(AdapterSettings, PlaypenConfig):
+    """The settings of the rounds; mix it in before a TRL config class."""
 
-    games = TRAINING_GAMES
-    rounds = 3
-    instances_per_round = 16  # per game and round: fresh train instances (never a validation or test one)
-    fresh_instances = True  # false: cycle through the games' train split instead of fresh instances
-    samples = 4  # episodes per instance and seat, sampled at -T (k)
-    seats: list[str] = ["1"]  # the players the learner is against the partner -t (1, 2 or 1,2); all in self-play
-    steps_per_round = 20  # optimisation steps per round
-    batch_size = 4
-    learning_rate = 2e-4
-    lora = True
-    rank = 16
-    alpha = 32
-    save_steps = 0  # rounds are the unit of resuming: the weights are saved after each one
+    games: list[str] = setting(TRAINING_GAMES, "the games played")
+    rounds: int = setting(3, "rounds of play, then training")
+    instances_per_round: int = setting(16, "per game and round: fresh train instances (never a validation or "
+                                           "test one)")
+    fresh_instances: bool = setting(True, "false: cycle through the games' train split instead of fresh "
+                                          "instances")
+    samples: int = setting(4, "episodes per instance and seat, sampled at -T (k)")
+    seats: list[str] = setting(["1"], "the players the learner is against the partner -t (1, 2 or 1,2); every "
+                                      "role in self-play")
+    steps_per_round: int = setting(20, "optimisation steps per round")
+    per_device_train_batch_size: int = setting(4, "samples per step and process")
+    learning_rate: float = setting(2e-4, "the optimizer's learning rate")
+    lora: bool = setting(True, "train a LoRA adapter on every linear layer instead of every weight")
+    save_steps: int = setting(0, "rounds are the unit of resuming: the weights are saved after each one")
+
+    SET_BY_PLAYPEN: ClassVar[dict[str, str]] = {
+        **PlaypenConfig.SET_BY_PLAYPEN, "max_steps": "set steps_per_round", "num_train_epochs": "set steps_per_round"}
+
+
+class RoundsTrainer(PlaypenTrainer):
+    """Subclass it with round_dataset() and round_trainer(), and a config_class mixing in RoundsConfig."""
 
     # ------------------------------------------------------------------------------ subclasses write these
 
@@ -69,13 +81,13 @@ class RoundsTrainer(PlaypenTrainer):
 
     def round_tasks(self) -> list[list]:
         """Each round's instances: per game, instances_per_round of its own, fresh or cycled from the split."""
-        per_round = self.instances_per_round
-        by_game = tasks_by_game(self.games, per_round * self.rounds, self.fresh_instances, self.seed)
+        per_round = self.config.instances_per_round
+        by_game = tasks_by_game(self.config.games, per_round * self.config.rounds, self.config.fresh_instances, self.config.seed)
         return [[items[(r * per_round + i) % len(items)] for items in by_game.values() for i in range(per_round)]
-                for r in range(self.rounds)]
+                for r in range(self.config.rounds)]
 
     def own_play(self, tasks: list, partner) -> OwnPlay:
-        return OwnPlay(self.learner, tasks, partner=partner, seats=seat_indices(self.seats), samples=self.samples,
+        return OwnPlay(self.learner, tasks, partner=partner, seats=seat_indices(self.config.seats), samples=self.config.samples,
                        temperature=self.temperature, max_tokens=self.max_tokens, branch=self.branch_factor())
 
     def branch_factor(self) -> int:
@@ -83,12 +95,15 @@ class RoundsTrainer(PlaypenTrainer):
 
     def prepare_model(self, model):
         """The learner with a fresh LoRA adapter (lora) or all weights trainable."""
-        if not self.lora:
+        if not self.config.lora:
             return model
-        from peft import LoraConfig, get_peft_model
+        from peft import get_peft_model
 
-        return get_peft_model(model, LoraConfig(r=self.rank, lora_alpha=self.alpha, target_modules="all-linear",
-                                                task_type="CAUSAL_LM"))
+        return get_peft_model(model, self.config.peft_config())
+
+    def round_values(self, round_index: int) -> dict:
+        """What a round's TRL config sets (trl_config): steps_per_round steps, seeded by the round."""
+        return {"max_steps": self.config.steps_per_round, "seed": self.config.seed + round_index}
 
     def learn(self) -> None:
         if self.temperature <= 0:
@@ -100,7 +115,7 @@ class RoundsTrainer(PlaypenTrainer):
         partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
         model, tokenizer = self.load_learner()
         model = self.prepare_model(model)
-        if not self.resume:
+        if not self.config.resume:
             shutil.rmtree(self.rounds_dir, ignore_errors=True)
         history = self.restore(model)
         before = weights_sample(model)
@@ -109,13 +124,13 @@ class RoundsTrainer(PlaypenTrainer):
         for round_index, tasks in enumerate(self.round_tasks()):
             if round_index < len(history):
                 continue
-            if self.max_seconds > 0 and time.monotonic() - started >= self.max_seconds:
+            if self.config.max_seconds > 0 and time.monotonic() - started >= self.config.max_seconds:
                 print(f"round {round_index + 1}: max_seconds reached, stopping", flush=True)
                 break
             t0 = time.monotonic()
-            set_seed(self.seed * 1000 + round_index)  # the round's samples, whatever ran before in this process
+            set_seed(self.config.seed * 1000 + round_index)  # the round's samples, whatever ran before in this process
             own = self.own_play(tasks, partner)
-            results = own.play(model, tokenizer, Path("playpen-records") / self.algorithm / self.learner_name
+            results = own.play(model, tokenizer, Path("playpen-records") / self.config.algorithm / self.learner_name
                                / f"round_{round_index + 1:03d}")
             played = time.monotonic() - t0
             stats = outcome_stats(results, own.learner_players)
@@ -124,8 +139,8 @@ class RoundsTrainer(PlaypenTrainer):
                                       "play_seconds": round(played, 2), "steps": 0, "log": []}
             if dataset is not None and len(dataset):
                 trainer = self.round_trainer(model, tokenizer, dataset, round_index)
-                if self.max_seconds > 0:
-                    trainer.add_callback(time_limit(max(1.0, self.max_seconds - (time.monotonic() - started))))
+                if self.config.max_seconds > 0:
+                    trainer.add_callback(time_limit(max(1.0, self.config.max_seconds - (time.monotonic() - started))))
                 trainer.train()
                 self.after_round(model)
                 record["steps"] = trainer.state.global_step
@@ -136,12 +151,12 @@ class RoundsTrainer(PlaypenTrainer):
             record["seconds"] = round(time.monotonic() - t0, 2)
             history.append(record)
             self.save_round(model, history, dataset)
-            print(f"round {round_index + 1}/{self.rounds}: won {stats['won']:.1f}%, played {stats['played']:.1f}% of "
+            print(f"round {round_index + 1}/{self.config.rounds}: won {stats['won']:.1f}%, played {stats['played']:.1f}% of "
                   f"{stats['episodes']} episodes; {record['samples']} samples, {record['steps']} steps, "
                   f"{record['seconds']:.0f} s", flush=True)
         if trainer is None:  # every round was done before (resumed after the last) or none had data
             if not history or not any(r["samples"] for r in history):
-                raise PlaypenError(f"no round gave training data (the learner won no episode of {', '.join(self.games)}"
+                raise PlaypenError(f"no round gave training data (the learner won no episode of {', '.join(self.config.games)}"
                                    "): start from a model that plays the games (e.g. after SFT), sample more (--set "
                                    "samples, instances_per_round) or play with a stronger partner (-t expert)")
             trainer = self.round_trainer(model, tokenizer, self.last_dataset(), len(history) - 1)
@@ -149,7 +164,7 @@ class RoundsTrainer(PlaypenTrainer):
         trainer.state.global_step = steps
         trainer.state.log_history = logs
         plot_rounds(history, self.output_dir / "rounds.png")
-        name = self.finish(trainer, adapter=self.lora)
+        name = self.finish(trainer, adapter=self.config.lora)
         if name:
             shutil.rmtree(self.rounds_dir, ignore_errors=True)  # the final model is saved: nothing to resume
             print(f"registered {name}: rounds in {self.output_dir / 'rounds.json'}", flush=True)
@@ -174,7 +189,7 @@ class RoundsTrainer(PlaypenTrainer):
         if not history:
             return []
         weights = self.rounds_dir / "weights"
-        load_weights(model, weights, adapter=self.lora)
+        load_weights(model, weights, adapter=self.config.lora)
         print(f"resuming after round {len(history)} from {weights} (--set resume=false starts over)", flush=True)
         return history
 

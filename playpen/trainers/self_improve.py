@@ -9,24 +9,43 @@ best episode per instance, and optionally a number of the expert players' won tu
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
+import trl
+
+from playpen.trainers.base import setting
 from playpen.trainers.own_play import OwnPlay, best_per_instance, turn_samples, won
-from playpen.trainers.rounds import RoundsTrainer
+from playpen.trainers.rounds import RoundsConfig, RoundsTrainer
+from playpen.trainers.samples import expert_episodes
+from playpen.trainers.sft import SFTSettings, sft_args
+
+
+@dataclass
+class SelfImprovementConfig(SFTSettings, RoundsConfig, trl.SFTConfig):
+    """TRL's SFTConfig with the rounds' settings and which of the learner's turns are kept."""
+
+    algorithm: str = setting("self-improve", "names the run: models/<algorithm>/<learner>/, registered as "
+                                             "<learner>-<algorithm>")
+    best_only: bool = setting(False, "only each instance's best won episode (highest Main Score), not every win")
+    expert_samples: int = setting(0, "> 0: add this many turns of the expert players' won episodes to each "
+                                     "round's data")
+    roles: list[str] = setting([], "only the learner's turns in these game roles (e.g. Instruction Giver); "
+                                   "empty: all")
 
 
 class SelfImprovement(RoundsTrainer):
-    algorithm = "self-improve"
-    best_only = False  # only each instance's best won episode (highest Main Score), not every win
-    expert_samples = 0  # > 0: add this many turns of the expert players' won episodes to each round's data
-    roles: list[str] = []  # only the learner's turns in these game roles (e.g. Instruction Giver); empty: all
-    max_length = 0  # tokens per sample; 0: the longest sample, up to the learner's context
+    """Each round: the learner's won turns (or each instance's best win) become SFT samples; registered as
+    <learner>-self-improve."""
+
+    config_class = SelfImprovementConfig
 
     def round_dataset(self, results: list, round_index: int, own: OwnPlay):
         from playpen.data.episodes import to_dataset
 
-        winners = best_per_instance(results) if self.best_only else [r for r in results if won(r)]
-        rows = turn_samples(winners, own.learner_players, roles=self.roles or None)
-        if self.expert_samples > 0:
+        config = self.config
+        winners = best_per_instance(results) if config.best_only else [r for r in results if won(r)]
+        rows = turn_samples(winners, own.learner_players, roles=config.roles or None)
+        if config.expert_samples > 0:
             rows += self.expert_rows(round_index)
         if not rows:
             return None
@@ -36,17 +55,13 @@ class SelfImprovement(RoundsTrainer):
         """expert_samples turns of the experts' won train episodes (on fresh instances), drawn anew each round."""
         from playpen.data.episodes import conversational, prompt_completion
 
-        folder = self.expert_episodes(self.games, fresh=self.instances_per_round)
-        rows = [r for r in prompt_completion(conversational([folder], games=self.games, outcomes=["success"]))
-                if not self.roles or r["meta"].get("game_role") in self.roles]
-        random.Random(self.seed * 1000 + round_index).shuffle(rows)
-        return rows[: self.expert_samples]
+        config = self.config
+        folder = expert_episodes(config.games, config.seed, fresh=config.instances_per_round)
+        rows = [r for r in prompt_completion(conversational([folder], games=config.games, outcomes=["success"]))
+                if not config.roles or r["meta"].get("game_role") in config.roles]
+        random.Random(config.seed * 1000 + round_index).shuffle(rows)
+        return rows[: config.expert_samples]
 
     def round_trainer(self, model, tokenizer, dataset, round_index: int):
-        from trl import SFTConfig, SFTTrainer
-
-        config = SFTConfig(max_steps=self.steps_per_round, per_device_train_batch_size=self.batch_size,
-                           learning_rate=self.learning_rate, completion_only_loss=True,
-                           max_length=self.sft_max_length(dataset, tokenizer, model, self.max_length),
-                           **{**self.trl_args(), "seed": self.seed + round_index})
-        return SFTTrainer(model=model, processing_class=tokenizer, args=config, train_dataset=dataset)
+        return trl.SFTTrainer(model=model, processing_class=tokenizer, train_dataset=dataset,
+                              args=sft_args(self, dataset, tokenizer, model, **self.round_values(round_index)))

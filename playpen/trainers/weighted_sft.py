@@ -8,17 +8,20 @@ plays the episodes, weights their turns by their returns and trains on them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+import trl
 from trl import SFTTrainer
 
 from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
-from playpen.trainers.base import TRAINING_GAMES, PlaypenTrainer
+from playpen.trainers.base import TRAINING_GAMES, AdapterSettings, PlaypenConfig, PlaypenTrainer, setting
 from playpen.trainers.credit import EpisodeReward
 from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, tasks_by_game, turn_samples
+from playpen.trainers.sft import SFTSettings, sft_args
 
 WEIGHT_COLUMN = "weight"
 
@@ -81,6 +84,32 @@ class WeightedSFTTrainer(SFTTrainer):
         return loss
 
 
+@dataclass
+class TurnWeightedSFTConfig(SFTSettings, AdapterSettings, PlaypenConfig, trl.SFTConfig):
+    """TRL's SFTConfig with whose episodes are played and how their turns are weighted."""
+
+    algorithm: str = setting("sft-weighted", "names the run: models/<algorithm>/<learner>/, registered as "
+                                             "<learner>-<algorithm>")
+    games: list[str] = setting(TRAINING_GAMES, "the games played")
+    reward: str = setting("main_score", "the episode's reward: main_score (Main Score / 100) or success (1/0)")
+    turn_weight: float = setting(1.0, "x the game's own scores of this and the later turns, added to a turn's "
+                                      "weight")
+    expert: bool = setting(True, "learn from the expert players' episodes")
+    expert_instances: int = setting(100, "per game: fresh train instances the experts play")
+    own_samples: int = setting(4, "> 0: the learner also plays own_instances fresh instances this many times "
+                                  "each; 0: the experts' episodes only")
+    own_instances: int = setting(16, "per game: instances the learner plays")
+    fresh_instances: bool = setting(True, "false: the games' train split instead of fresh instances (games "
+                                          "without a generator)")
+    seats: list[str] = setting(["1"], "the players the learner is against -t (1, 2 or 1,2)")
+    roles: list[str] = setting([], "only turns of these game roles; empty: every role")
+    num_train_epochs: float = setting(1.0, "passes over the turns")
+    max_steps: int = setting(60, "> 0: train this many steps (overrides num_train_epochs)")
+    per_device_train_batch_size: int = setting(4, "samples per step and process")
+    learning_rate: float = setting(2e-4, "the optimizer's learning rate")
+    lora: bool = setting(True, "train a LoRA adapter on every linear layer instead of every weight")
+
+
 class TurnWeightedSFT(PlaypenTrainer):
     """SFT on the turns of played episodes, each weighted by its return: the episode's reward (`reward`:
     main_score = Main Score / 100, or success) plus `turn_weight` x the game's own scores of this and the later
@@ -89,47 +118,30 @@ class TurnWeightedSFT(PlaypenTrainer):
     the learner's own, sampled at -T against the partner -t (or in self-play). Turns worth nothing are left out;
     the weights are scaled to a mean of 1, so learning_rate means what it means for plain SFT."""
 
-    algorithm = "sft-weighted"
-    games = TRAINING_GAMES
-    reward = "main_score"
-    turn_weight = 1.0
-    expert = True  # learn from the expert players' episodes
-    expert_instances = 100  # per game: fresh train instances the experts play
-    own_samples = 4  # > 0: the learner also plays own_instances fresh instances this many times each
-    own_instances = 16  # per game
-    fresh_instances = True  # false: the games' train split instead of fresh instances (games without a generator)
-    seats: list[str] = ["1"]  # the players the learner is against -t (1, 2 or 1,2)
-    roles: list[str] = []  # only turns of these game roles; empty: every role
-    epochs = 1.0
-    max_steps = -1
-    batch_size = 4
-    learning_rate = 2e-4
-    lora = True
-    rank = 16
-    alpha = 32
-    max_length = 0
+    config_class = TurnWeightedSFTConfig
 
     def episodes(self, model, tokenizer) -> list:
         """The expert's and the learner's own episodes, with the players whose turns are trained."""
         from playpen.backends import load_model
         from playpen.registry import resolve_model_spec
 
-        records = Path("playpen-records") / self.algorithm / self.learner_name
+        config = self.config
+        records = Path("playpen-records") / config.algorithm / self.learner_name
         found = []
-        if self.expert:
-            tasks = tasks_by_game(self.games, self.expert_instances, self.fresh_instances, self.seed)
+        if config.expert:
+            tasks = tasks_by_game(config.games, config.expert_instances, config.fresh_instances, config.seed)
             expert = OwnPlay(resolve_model_spec("expert"), [t for ts in tasks.values() for t in ts], temperature=0.0)
             results = expert.play_with(load_model(resolve_model_spec("expert")), records / "expert")
             found += [(r, [p.name for p in r.players]) for r in results]
-        if self.own_samples > 0:
-            tasks = tasks_by_game(self.games, self.own_instances, self.fresh_instances, self.seed + 1)
+        if config.own_samples > 0:
+            tasks = tasks_by_game(config.games, config.own_instances, config.fresh_instances, config.seed + 1)
             partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
-            own = OwnPlay(self.learner, [t for ts in tasks.values() for t in ts[: self.own_instances]], partner=partner,
-                          seats=seat_indices(self.seats), samples=self.own_samples,
+            own = OwnPlay(self.learner, [t for ts in tasks.values() for t in ts[: config.own_instances]],
+                          partner=partner, seats=seat_indices(config.seats), samples=config.own_samples,
                           temperature=self.temperature or 1.0, max_tokens=self.max_tokens)
             from transformers import set_seed
 
-            set_seed(self.seed)  # the samples, whatever ran before in this process
+            set_seed(config.seed)  # the samples, whatever ran before in this process
             results = own.play(model, tokenizer, records / "own")
             stats = outcome_stats(results, own.learner_players)
             print(f"own episodes: won {stats['won']:.1f}%, played {stats['played']:.1f}% of {stats['episodes']}",
@@ -141,23 +153,20 @@ class TurnWeightedSFT(PlaypenTrainer):
 
     def samples(self, episodes: list) -> list[dict]:
         """Each trained turn as a prompt-completion row with its weight (> 0), scaled to a mean of 1."""
-        reward = EpisodeReward(self.reward, 0.0, self.turn_weight)
+        reward = EpisodeReward(self.config.reward, 0.0, self.config.turn_weight)
         rows = []
         for result, players in episodes:
             if result.outcome == UNSCORED or result.error:
                 continue
             rows += turn_samples([result], lambda _r, p=players: p, weight=reward.turn_returns,
-                                 roles=self.roles or None)
+                                 roles=self.config.roles or None)
         rows = [r for r in rows if r["weight"] > 0]
         if not rows:
-            raise PlaypenError(f"no turn of {', '.join(self.games)} earned a reward: nothing to weight")
+            raise PlaypenError(f"no turn of {', '.join(self.config.games)} earned a reward: nothing to weight")
         mean = sum(r["weight"] for r in rows) / len(rows)
         return [{"prompt": r["prompt"], "completion": r["completion"], "weight": r["weight"] / mean} for r in rows]
 
     def learn(self):
-        from peft import LoraConfig
-        from trl import SFTConfig
-
         from playpen.data.episodes import to_dataset
 
         model, tokenizer = self.load_learner()
@@ -165,13 +174,7 @@ class TurnWeightedSFT(PlaypenTrainer):
         weights = dataset["weight"]
         print(f"turn-weighted SFT: {len(dataset)} turns, weights {min(weights):.2f}-{max(weights):.2f} (mean 1)",
               flush=True)
-        lora = LoraConfig(r=self.rank, lora_alpha=self.alpha, target_modules="all-linear",
-                          task_type="CAUSAL_LM") if self.lora else None
-        config = SFTConfig(num_train_epochs=self.epochs, max_steps=self.max_steps,
-                           per_device_train_batch_size=self.batch_size, learning_rate=self.learning_rate,
-                           max_length=self.sft_max_length(dataset, tokenizer, model, self.max_length),
-                           completion_only_loss=True, **self.trl_args())
-        trainer = WeightedSFTTrainer(model=model, processing_class=tokenizer, args=config, peft_config=lora,
-                                     train_dataset=dataset)
+        trainer = WeightedSFTTrainer(model=model, processing_class=tokenizer, args=sft_args(self, dataset, tokenizer, model),
+                                     peft_config=self.config.peft_config(), train_dataset=dataset)
         self.train(trainer)
-        self.finish(trainer, adapter=self.lora)
+        self.finish(trainer, adapter=self.config.lora)

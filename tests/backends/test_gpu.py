@@ -113,7 +113,7 @@ def test_a_lora_grpo_step_on_cuda_trains_the_adapter_alone(in_tmp_cwd, tiny_mode
 
     from playpen.registry import register_model, resolve_model_spec
     from playpen.tiny import registry_entry
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import load_learner
     from playpen.trainers.credit import EpisodeReward, episode_reward
     from playpen.trainers.grpo import PlaypenGRPOTrainer
     from playpen.trainers.rollout import GameRollout, instance_prompts
@@ -121,7 +121,7 @@ def test_a_lora_grpo_step_on_cuda_trains_the_adapter_alone(in_tmp_cwd, tiny_mode
     register_model(registry_entry("tiny", tiny_model_dir))
     Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
     spec = resolve_model_spec("tiny")
-    model, tokenizer = PlaypenTrainer(spec).load_learner()
+    model, tokenizer = load_learner(spec)
     prompts, tasks = instance_prompts(["vowel_start"], split="all")
     rollout = GameRollout(spec, tasks, reward=EpisodeReward("success"), max_tokens=2, records="records")
     config = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, max_steps=1,

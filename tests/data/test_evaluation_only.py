@@ -69,7 +69,8 @@ def test_playing_the_train_split_of_a_tagged_game_is_one_clear_error(tagged_game
 def test_default_training_data_leaves_the_ood_games_out(in_tmp_cwd):
     from playpen.cli import main
     from playpen.data.episodes import conversational, preference_pairs
-    from playpen.trainers.base import TRAINING_GAMES, _for_training
+    from playpen.trainers.base import TRAINING_GAMES
+    from playpen.trainers.samples import for_training
 
     main(["play", "-g", "toh_multi_turn", "-m", "expert", "-e", "toh_3_disks_vertical_alpha_ascending"])
     main(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic"])
@@ -82,7 +83,7 @@ def test_default_training_data_leaves_the_ood_games_out(in_tmp_cwd):
     assert rows and {row["meta"]["game"] for row in rows} == {"wordle"}
     # a trainer told to use the game still takes no sample of it: it has no train instance
     meta = {"game": "toh_multi_turn", "experiment": "toh_3_disks_vertical_alpha_ascending", "task_id": 0}
-    assert not _for_training(meta, TRAINING_GAMES + ["toh_multi_turn"])
+    assert not for_training(meta, TRAINING_GAMES + ["toh_multi_turn"])
     assert "toh_multi_turn" not in TRAINING_GAMES
 
 

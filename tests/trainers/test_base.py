@@ -1,86 +1,117 @@
-"""What every Playpen trainer shares: typed settings, and resuming an interrupted run."""
+"""What every Playpen trainer shares: settings typed from its config's fields, and resuming an interrupted run."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import transformers
+import trl
 
 from playpen.cli import main
 from playpen.errors import PlaypenError
-from playpen.trainers.base import PlaypenTrainer
+from playpen.trainers.base import PlaypenConfig, PlaypenTrainer, setting
+from playpen.trainers.runner import build_config
+from playpen.trainers.samples import sft_samples
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "trl"
 
 
+@dataclass
+class SettingsConfig(PlaypenConfig, trl.SFTConfig):
+    steps: int = setting(10, "a whole number")
+    rate: float = setting(0.1, "a number")
+    flag: bool = setting(False, "true or false")
+    games: list[str] = setting(["a"], "a list")
+    name: str = setting("x", "text")
+    limit: int | None = setting(None, "a whole number or none")
+
+
 class Settings(PlaypenTrainer):
-    steps = 10
-    rate = 0.1
-    flag = False
-    games = ["a"]
-    name = "x"
+    config_class = SettingsConfig
+
+    def learn(self):
+        pass
 
 
-@pytest.mark.parametrize("setting,value,expected", [
-    ("steps", "3", 3), ("rate", "2e-5", 2e-5), ("flag", "yes", True), ("flag", "False", False),
-    ("games", "taboo,wordle", ["taboo", "wordle"]), ("name", "y", "y"),
+@pytest.mark.parametrize("setting_name,value,field_name,expected", [
+    ("steps", "3", "steps", 3), ("rate", "2e-5", "rate", 2e-5), ("flag", "yes", "flag", True),
+    ("flag", "False", "flag", False), ("games", "taboo,wordle", "games", ["taboo", "wordle"]), ("name", "y", "name", "y"),
+    ("limit", "none", "limit", None), ("limit", "5", "limit", 5),
+    ("num_train_epochs", "2", "num_train_epochs", 2.0), ("warmup_steps", "3", "warmup_steps", 3),  # TRL's own
+    ("epochs", "2", "num_train_epochs", 2.0), ("batch_size", "3", "per_device_train_batch_size", 3),  # aliases
 ])
-def test_settings_are_typed_like_their_defaults(setting, value, expected):
-    trainer = Settings(learner=None)
-    trainer.configure({setting: value})
-    assert getattr(trainer, setting) == expected
+def test_settings_are_typed_like_their_fields(setting_name, value, field_name, expected):
+    config = build_config(Settings, {setting_name: value})
+    assert getattr(config, field_name) == expected and config.settings[field_name] == expected
 
 
-@pytest.mark.parametrize("setting,value,message", [
+@pytest.mark.parametrize("setting_name,value,message", [
     ("steps", "ten", "--set steps: expected a whole number, not 'ten'"),
     ("rate", "fast", "--set rate: expected a number, not 'fast'"),
     ("flag", "ture", "--set flag: expected true or false, not 'ture'"),
-    ("stpes", "3", "Settings has no setting 'stpes'; settings: "),
+    ("limit", "many", "--set limit: expected a whole number, not 'many'"),
+    ("stpes", "3", "Settings has no setting 'stpes'; did you mean steps?"),
     ("games", ",", "--set games: expected one or more comma-separated values"),
+    ("output_dir", "elsewhere", "--set output_dir: Playpen sets it (it is models/<algorithm>/<learner>/in-progress"),
+    ("lr_scheduler_type", "sideways", "--set: sideways is not a valid SchedulerType"),  # TRL's own check
 ])
-def test_a_setting_that_does_not_fit_is_one_clear_error(setting, value, message):
+def test_a_setting_that_does_not_fit_is_one_clear_error(setting_name, value, message):
     with pytest.raises(PlaypenError) as error:
-        Settings(learner=None).configure({setting: value})
-    assert str(error.value).startswith(message)
+        build_config(Settings, {setting_name: value})
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
 
 
-def test_the_settings_listed_include_the_inherited_ones_and_no_properties():
-    settings = Settings.settings()
-    assert {"steps", "rate", "seed", "save_steps", "report_to", "resume"} <= set(settings)
-    assert "learner_name" not in settings and "output_dir" not in settings
-    with pytest.raises(PlaypenError, match="has no setting 'output_dir'"):
-        Settings(learner=None).configure({"output_dir": "elsewhere"})
+def test_the_recorded_settings_are_the_declared_ones_and_those_changed():
+    """training.json's settings: every field Playpen declares, with the value given (before TRL normalises it),
+    and any other field of TRL's config set away from its default."""
+    config = build_config(Settings, {"warmup_steps": "3", "save_steps": "0"})
+    assert {"steps", "rate", "seed", "save_steps", "report_to", "resume", "algorithm", "warmup_steps"} <= set(
+        config.settings)
+    assert "output_dir" not in config.settings and "weight_decay" not in config.settings
+    assert config.settings["save_steps"] == 0 and config.save_strategy == "no"  # 0: no intermediate checkpoints
+    assert config.settings["report_to"] == "none" and config.report_to == []
 
 
 def test_a_metrics_service_that_is_not_installed_is_named_with_its_install_command(monkeypatch):
-    from clemcore.backends import ModelSpec
     from transformers.integrations import integration_utils
 
     monkeypatch.setattr(integration_utils, "is_wandb_available", lambda: False)
-    trainer = Settings(learner=ModelSpec(model_name="m"))
-    trainer.configure({"report_to": "wandb"})
     with pytest.raises(PlaypenError, match="the wandb package is not installed; run: .*pip install wandb"):
-        trainer.trl_args()
-    trainer.configure({"report_to": "wandbb"})
+        build_config(Settings, {"report_to": "wandb"})
     with pytest.raises(PlaypenError, match="report_to=wandbb: unknown; choose from none, .*tensorboard"):
-        trainer.reporting()
-    trainer.configure({"report_to": "none"})
-    assert trainer.trl_args()["report_to"] == "none"
+        build_config(Settings, {"report_to": "wandbb"})
 
 
 def test_activation_checkpointing_reaches_trls_config_on_or_off():
-    """TRL checkpoints activations by default; `--set activation_checkpointing=false` turns it off in the config
-    every trainer builds from trl_args() (the deprecated gradient_checkpointing alias follows it)."""
-    from clemcore.backends import ModelSpec
-    from trl import SFTConfig
-
-    trainer = Settings(learner=ModelSpec(model_name="m"))
-    assert SFTConfig(**trainer.trl_args()).activation_checkpointing is True
-    trainer.configure({"activation_checkpointing": "false"})
-    config = SFTConfig(**trainer.trl_args())
+    """TRL checkpoints activations by default; `--set activation_checkpointing=false` turns it off (the
+    deprecated gradient_checkpointing alias follows it)."""
+    assert build_config(Settings, {}).activation_checkpointing is True
+    config = build_config(Settings, {"activation_checkpointing": "false"})
     assert config.activation_checkpointing is False and config.gradient_checkpointing is False
+
+
+def test_every_trainers_config_builds_with_playpens_defaults():
+    """Each algorithm's config is its TRL config with the game settings; the two SFT examples differ by the
+    LoRA switch alone, which also picks the algorithm's name and learning rate."""
+    from playpen.trainers.runner import trainer_class
+
+    for example in sorted(EXAMPLES.glob("*.py")):
+        cls = trainer_class(example)
+        config = build_config(cls, {})
+        assert isinstance(config, cls.config_class) and config.settings["algorithm"] != "custom", example
+    simple = build_config(trainer_class(EXAMPLES / "sft_trainer_simple.py"), {})
+    lora = build_config(trainer_class(EXAMPLES / "sft_trainer_lora.py"), {})
+    assert (simple.algorithm, simple.learning_rate, simple.lora) == ("sft", 2e-5, False)
+    assert (lora.algorithm, lora.learning_rate, lora.lora) == ("sft-lora", 2e-4, True)
+    grpo = build_config(trainer_class(EXAMPLES / "grpo_trainer.py"), {"num_generations": "4", "instances_per_step": "3"})
+    assert grpo.per_device_train_batch_size == 12 and grpo.save_steps == 50
+    with pytest.raises(PlaypenError, match="--set temperature: Playpen sets it \\(give -T\\)"):
+        build_config(trainer_class(EXAMPLES / "grpo_trainer.py"), {"temperature": "0.5"})
+    with pytest.raises(PlaypenError, match="--set max_steps: Playpen sets it \\(set steps_per_round\\)"):
+        build_config(trainer_class(EXAMPLES / "self_improve_trainer.py"), {"max_steps": "5"})
 
 
 @pytest.mark.slow
@@ -124,9 +155,8 @@ FIXTURE_GAMES = Path(__file__).resolve().parents[1] / "fixtures" / "games"
 def test_sft_on_a_game_without_expert_wins_says_how_to_give_data(in_tmp_cwd):
     """It used to say "no samples: check the results folders and the filters" when no folder was given."""
     Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
-    trainer = Settings(learner=None)
     with pytest.raises(PlaypenError) as error:
-        trainer.sft_samples(["greeting"])
+        sft_samples(["greeting"])
     message = str(error.value)
     assert "the expert player won no train episode of greeting" in message
     assert "--set data=FILE.jsonl" in message and "playpen dataset conversational -r RESULTS" in message
@@ -135,27 +165,26 @@ def test_sft_on_a_game_without_expert_wins_says_how_to_give_data(in_tmp_cwd):
     other.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant",
                                  "content": "GREET: hi"}], "meta": {"game": "taboo"}}) + "\n")
     with pytest.raises(PlaypenError, match="no samples in other.jsonl for greeting: samples of other games"):
-        trainer.sft_samples(["greeting"], data=str(other))
+        sft_samples(["greeting"], data=str(other))
 
 
 def test_sft_on_chosen_roles_keeps_only_their_turns(in_tmp_cwd):
     """`--set roles=...`: the turns of the roles the learner will play, from the experts' train episodes."""
-    trainer = Settings(learner=None)
-    every = trainer.sft_samples(["referencegame"])
-    givers = trainer.sft_samples(["referencegame"], roles=["Instruction Giver"])
+    every = sft_samples(["referencegame"])
+    givers = sft_samples(["referencegame"], roles=["Instruction Giver"])
     assert 0 < len(givers) < len(every)
     assert all("The first picture is the target" in row["prompt"][-1]["content"] for row in givers)
     assert all(row["completion"][0]["content"].startswith("Expression:") for row in givers)
     with pytest.raises(PlaypenError, match="no turns of Giver in referencegame, whose episodes' roles are "
                                            "Instruction Follower, Instruction Giver"):
-        trainer.sft_samples(["referencegame"], roles=["Giver"])
+        sft_samples(["referencegame"], roles=["Giver"])
 
 
 def test_the_curves_draw_play_and_optimise_seconds_when_logged(tmp_path):
     """One panel per curve family: loss and reward, plus a third with the seconds per step of an online run."""
     import matplotlib.image
 
-    from playpen.trainers import plot_curves
+    from playpen.trainers.outputs import plot_curves
 
     offline = [{"step": s, "loss": 1.0 / s} for s in range(1, 4)]
     online = [{"step": s, "loss": 1.0 / s, "reward": 0.1 * s, "time/play": 2.0, "time/optimise": 3.0}

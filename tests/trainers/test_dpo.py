@@ -18,19 +18,18 @@ def test_the_dpo_trainer_shares_prompts_unless_told_not_to(tiny):
     from trl import DPOConfig
 
     from playpen.registry import resolve_model_spec
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import device_args, load_learner
     from playpen.trainers.dpo import PlaypenDPOTrainer
 
-    base = PlaypenTrainer(resolve_model_spec(tiny))
     data = Dataset.from_dict({
         "prompt": [[{"role": "user", "content": text}] for text in ("describe the grid", "guess the word")],
         "chosen": [[{"role": "assistant", "content": text}] for text in ("Expression: X X X", "Guess: crane")],
         "rejected": [[{"role": "assistant", "content": text}] for text in ("grid", "Guess: a")]})
     logs = {}
     for shared in (True, False):
-        model, tokenizer = base.load_learner()
+        model, tokenizer = load_learner(resolve_model_spec(tiny))
         args = DPOConfig(output_dir=f"out-{shared}", report_to="none", save_strategy="no", max_steps=1,
-                         per_device_train_batch_size=2, learning_rate=1e-3, logging_steps=1, **base.device_args())
+                         per_device_train_batch_size=2, learning_rate=1e-3, logging_steps=1, **device_args())
         trainer = PlaypenDPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=data,
                                     shared_prefix=shared)
         calls = Calls(trainer.model)

@@ -62,16 +62,15 @@ def test_sft_trains_on_a_dataset_the_user_built(tiny, capsys):
     record = json.loads(Path("models/sft/tiny/training.json").read_text())
     assert record["global_step"] == 2 and record["settings"]["data"] == "sft.jsonl"
     from playpen.data.splits import split_ids
-    from playpen.trainers.base import PlaypenTrainer
+    from playpen.trainers.samples import sft_samples
 
-    trainer = PlaypenTrainer(learner=None)
-    used = trainer.sft_samples(["taboo"], "sft.jsonl")
+    used = sft_samples(["taboo"], "sft.jsonl")
     train = split_ids("taboo", "train")
     expected = [r for r in rows if (r["meta"]["experiment"], r["meta"]["task_id"]) in train]
     assert 0 < len(expected) < len(rows)  # validation and test instances are left out
     assert len(used) == sum(sum(m["role"] == "assistant" for m in r["messages"][1:]) for r in expected)
     with pytest.raises(PlaypenError, match="no samples"):  # the file holds taboo only
-        trainer.sft_samples(["wordle"], "sft.jsonl")
+        sft_samples(["wordle"], "sft.jsonl")
 
 
 @pytest.mark.slow
@@ -114,8 +113,11 @@ def test_run_needs_exactly_one_trainer(in_tmp_cwd, capsys):
     (in_tmp_cwd / "broken.py").write_text("def f(:\n")
     (in_tmp_cwd / "nolearn.py").write_text("from playpen.trainers import PlaypenTrainer\n"
                                            "class Idle(PlaypenTrainer):\n    algorithm = 'idle'\n")
+    (in_tmp_cwd / "noconfig.py").write_text("from playpen.trainers import PlaypenTrainer\n"
+                                            "class Bare(PlaypenTrainer):\n    def learn(self):\n        pass\n")
     for file, message in (("none.py", "defines no trainer"), ("two.py", "several trainers (A, B)"),
                           ("nolearn.py", "Idle in nolearn.py has no learn() method"),
+                          ("noconfig.py", "Bare in noconfig.py names no config_class"),
                           ("broken.py", "syntax error"), ("missing.py", "trainer file not found")):
         with pytest.raises(SystemExit):
             main(["run", file, "-l", "expert"])

@@ -22,12 +22,11 @@ def grpo_trainer(tiny: str, rollout, prompts: list[str], **config):
     from trl import GRPOConfig, GRPOTrainer
 
     from playpen.registry import resolve_model_spec
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import device_args, load_learner
 
-    base = PlaypenTrainer(resolve_model_spec(tiny))
-    model, tokenizer = base.load_learner()
+    model, tokenizer = load_learner(resolve_model_spec(tiny))
     args = GRPOConfig(**{"output_dir": "out", "report_to": "none", "save_strategy": "no", "logging_steps": 1,
-                         "beta": 0.0, "temperature": 1.0, "seed": 0, **base.device_args(), **config})
+                         "beta": 0.0, "temperature": 1.0, "seed": 0, **device_args(), **config})
     return GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
                        train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout)
 
@@ -190,7 +189,7 @@ def test_playpen_trainer_hands_per_token_advantages_to_the_loss(tiny):
     from trl import GRPOConfig
 
     from playpen.registry import resolve_model_spec
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import device_args, load_learner
     from playpen.trainers.grpo import PlaypenGRPOTrainer
 
     def rollout(prompts, trainer):
@@ -203,11 +202,10 @@ def test_playpen_trainer_hands_per_token_advantages_to_the_loss(tiny):
                 "token_turns": [[0, 0, 1, 1, 1, 1]] * n, "playpen_group": [str(k // 2) for k in range(n)],
                 "playpen_role": ["Player 1"] * n, "playpen_game": ["g"] * n, "playpen_counts": [True] * n}
 
-    base = PlaypenTrainer(resolve_model_spec(tiny))
-    model, tokenizer = base.load_learner()
+    model, tokenizer = load_learner(resolve_model_spec(tiny))
     args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, beta=0.0,
                       temperature=1.0, seed=0, num_generations=2, per_device_train_batch_size=4, max_steps=1,
-                      **base.device_args())
+                      **device_args())
     trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
                                  train_dataset=Dataset.from_dict({"prompt": ["a", "b"]}), rollout_func=rollout)
     batch = trainer._generate_and_score_completions([{"prompt": p} for p in ["a", "a", "b", "b"]])
@@ -222,7 +220,7 @@ def test_playpen_trainer_hands_per_token_advantages_to_the_loss(tiny):
 
 
 def test_a_run_that_learned_nothing_says_so():
-    from playpen.trainers.base import no_learning_warning
+    from playpen.trainers.outputs import no_learning_warning
 
     assert "learned (almost) nothing" in no_learning_warning(weight_change=0.0, flat_group_fraction=None)
     assert "no reward variance" in no_learning_warning(weight_change=0.01, flat_group_fraction=0.95)
@@ -286,7 +284,7 @@ def test_off_policy_samples_are_weighted_by_the_importance_ratio_in_the_loss(tin
     from trl import GRPOConfig
 
     from playpen.registry import resolve_model_spec
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import device_args, load_learner
     from playpen.trainers.credit import GameScale
     from playpen.trainers.grpo import PlaypenGRPOTrainer
 
@@ -305,12 +303,11 @@ def test_off_policy_samples_are_weighted_by_the_importance_ratio_in_the_loss(tin
                 "playpen_group": [str(k // 2) for k in range(n)], "playpen_role": ["Player 1"] * n,
                 "playpen_game": ["g"] * n, "playpen_counts": [True] * n}
 
-    base = PlaypenTrainer(resolve_model_spec(tiny))
-    model, tokenizer = base.load_learner()
+    model, tokenizer = load_learner(resolve_model_spec(tiny))
     args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, beta=0.0,
                       temperature=1.0, seed=0, num_generations=2, per_device_train_batch_size=4, max_steps=1,
                       vllm_importance_sampling_mode="token_truncate", vllm_importance_sampling_clip_max=3.0,
-                      **base.device_args())
+                      **device_args())
     trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
                                  train_dataset=Dataset.from_dict({"prompt": ["a", "b"]}), rollout_func=rollout)
     real_logps = trainer._get_per_token_logps_and_entropies
@@ -340,10 +337,10 @@ def test_the_snapshot_never_runs_the_trained_model(tiny):
     """A trainer may patch the model's forward with a closure over itself (TRL's fused LM head does); the
     rollout's copy must compute with its own weights, never call into the model being trained."""
     from playpen.registry import resolve_model_spec
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import load_learner
     from playpen.trainers.rollout import independent_copy
 
-    model, _ = PlaypenTrainer(resolve_model_spec(tiny)).load_learner()
+    model, _ = load_learner(resolve_model_spec(tiny))
     original = model.forward
     model.forward = lambda *args, **kwargs: original(*args, **kwargs)  # like TRL's patch
     copied = independent_copy(model)
@@ -399,13 +396,12 @@ def _vowel_run(tiny, async_rollout: bool, records: str, steps: int = 6):
     from datasets import Dataset
     from trl import GRPOConfig
 
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import device_args, load_learner
 
-    base = PlaypenTrainer(resolve_model_spec(tiny))
-    model, tokenizer = base.load_learner()
+    model, tokenizer = load_learner(resolve_model_spec(tiny))
     args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", logging_steps=1, beta=0.0,
                       temperature=1.0, seed=0, num_generations=8, per_device_train_batch_size=8, max_steps=steps,
-                      learning_rate=3e-2, vllm_importance_sampling_mode="token_truncate", **base.device_args())
+                      learning_rate=3e-2, vllm_importance_sampling_mode="token_truncate", **device_args())
     trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
                                  train_dataset=Dataset.from_dict({"prompt": prompts}), rollout_func=rollout)
     trainer.train()

@@ -224,14 +224,13 @@ def test_the_grpo_trainer_shares_prefixes_unless_told_not_to(tiny):
     from trl import GRPOConfig
 
     from playpen.registry import resolve_model_spec
-    from playpen.trainers import PlaypenTrainer
+    from playpen.trainers.base import device_args, load_learner
     from playpen.trainers.credit import episode_reward
     from playpen.trainers.grpo import PlaypenGRPOTrainer
 
-    base = PlaypenTrainer(resolve_model_spec(tiny))
-    model, tokenizer = base.load_learner()
+    model, tokenizer = load_learner(resolve_model_spec(tiny))
     args = GRPOConfig(output_dir="out", report_to="none", save_strategy="no", num_generations=2,
-                      per_device_train_batch_size=4, max_steps=1, **base.device_args())
+                      per_device_train_batch_size=4, max_steps=1, **device_args())
     trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward, args=args,
                                  train_dataset=Dataset.from_dict({"prompt": ["a", "b"]}),
                                  rollout_func=lambda prompts, trainer: {})

@@ -71,10 +71,10 @@ def test_a_weight_of_zero_takes_a_sample_out_of_the_gradient(tiny_model_dir, tmp
 def test_turn_weighted_sft_weights_turns_by_their_return_and_registers(tiny, capsys):
     from playpen.cli import main
     from playpen.registry import resolve_model_spec
-    from playpen.trainers.weighted_sft import TurnWeightedSFT
+    from playpen.trainers.weighted_sft import TurnWeightedSFT, TurnWeightedSFTConfig
 
-    trainer = TurnWeightedSFT(resolve_model_spec(tiny), None, temperature=1.0, max_tokens=8)
-    trainer.configure({"games": "wordle", "own_samples": "0", "expert_instances": "6"})
+    config = TurnWeightedSFTConfig(games=["wordle"], own_samples=0, expert_instances=6)
+    trainer = TurnWeightedSFT(resolve_model_spec(tiny), None, config=config, temperature=1.0, max_tokens=8)
     episodes = trainer.episodes(None, None)  # the expert's only: no learner weights needed
     samples = trainer.samples(episodes)
     assert samples and math.isclose(sum(s["weight"] for s in samples) / len(samples), 1.0, rel_tol=1e-6)
