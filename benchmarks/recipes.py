@@ -86,7 +86,7 @@ PROFILES = {
             "own_dpo": ("dpo_trainer_own.py", ["rounds=2", "instances_per_round=5", "samples=2", "branch=2",
                                                "seats=1,2", "steps_per_round=10", "learning_rate=5e-5",
                                                "batch_size=4", *COMMON]),
-            "grpo": ("grpo_trainer.py", ["max_steps=8", "num_generations=8", "instances_per_step=2",
+            "grpo": ("grpo_trainer.py", ["max_steps=32", "num_generations=8", "instances_per_step=2",
                                          "learning_rate=3e-4", "lora=true", "reward=success", "abort_penalty=-1",
                                          "fresh_instances=60", *COMMON]),
         }),
