@@ -37,31 +37,16 @@ from pathlib import Path
 
 MODEL = "smollm2-135m"
 PARTS = ("sft_lora", "sft_full", "grpo")
-PEAK_SHAPES = ((2048, 2048, 2048), (1400, 576, 1536))  # (m, k, n): m x k @ k x n
 
 
 def matmul_peak(repeats: int = 5, seconds: float = 0.5) -> dict:
-    """The best float32 GFLOP/s of torch.mm over PEAK_SHAPES (each repeated for about `seconds`, best of
-    `repeats`)."""
+    """The best float32 GFLOP/s of torch.mm over the shapes of playpen.trainers.speed.matmul_gflops)."""
     import torch
 
-    best = {}
-    for m, k, n in PEAK_SHAPES:
-        a, b = torch.randn(m, k), torch.randn(k, n)
-        out = torch.empty(m, n)
-        for _ in range(3):
-            torch.mm(a, b, out=out)
-        started = time.perf_counter()
-        torch.mm(a, b, out=out)
-        calls = max(1, int(seconds / max(time.perf_counter() - started, 1e-6)))
-        rates = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            for _ in range(calls):
-                torch.mm(a, b, out=out)
-            rates.append(2 * m * k * n * calls / (time.perf_counter() - started) / 1e9)
-        best[f"{m}x{k}@{k}x{n}"] = round(max(rates), 1)
-    return {"peak_gflops": max(best.values()), "shapes": best, "threads": torch.get_num_threads()}
+    from playpen.trainers.speed import matmul_gflops
+
+    rates = matmul_gflops(repeats=repeats, seconds=seconds)
+    return {"peak_gflops": max(rates.values()), "shapes": rates, "threads": torch.get_num_threads()}
 
 
 class StepMeter:

@@ -142,6 +142,7 @@ class PlaypenTrainer:
     def load_learner(self):
         """The learner's weights and tokenizer, loaded like for play (bfloat16 on GPUs, float32 on CPU)."""
         from playpen.backends.hf import load_causal_lm, load_tokenizer
+        from playpen.trainers.speed import score_labelled_positions_only
 
         if getattr(self.learner, "backend", None) not in ("huggingface_local", "vllm"):
             raise PlaypenError(f"the learner must be a local model (huggingface_local or vllm), not "
@@ -150,6 +151,7 @@ class PlaypenTrainer:
         tokenizer.padding_side = "right"  # training pads on the right; generation (HFModel) on the left
         model = load_causal_lm(self.learner, for_training=True)
         model.train()
+        score_labelled_positions_only()  # the loss's positions only through the LM head, on the CPU too
         from transformers import set_seed
 
         # what is drawn next (a LoRA adapter's initial weights, the first samples) depends on the seed alone, not
