@@ -4,7 +4,8 @@
                                     [--warmup 1] [--fresh 40] [--threads N]
 
 First the peak: the best GFLOP/s of `torch.mm` in float32 over a square 2048 product and the MLP's shape
-(1400x576 @ 576x1536), on every thread torch uses. Then each part runs the demo's own trainer with the
+(1400x576 @ 576x1536), on every thread torch uses (again just before each part's first step and after its
+last: each part's share is against the mean of those two, as the peak moves with a shared machine's load). Then each part runs the demo's own trainer with the
 demo's settings (playpen/demo.py PLANS, through `run_trainer` as `playpen run` does), cut to `--warmup` +
 `--steps` steps on `--fresh` fresh referencegame instances:
 
