@@ -61,7 +61,7 @@ class Plan:
     # seconds each kind of step took on a machine whose float32 matmul speed was reference_gflops (see
     # docs/benchmarks.md, the demo): the remaining-time estimate scales them to this machine
     costs: dict[str, float] = field(default_factory=dict)
-    reference_gflops: float = 100.0
+    reference_gflops: float = 197.0
 
     @property
     def sft_name(self) -> str:
@@ -80,7 +80,8 @@ PLANS = {
                  grpo=["games=referencegame", "max_steps=90", "num_generations=8", "instances_per_step=8",
                        "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
                        "logging_steps=5"],
-                 costs={"model": 5, "evaluate": 4, "sft": 20, "grpo": 90, "report": 2, "export": 2}),
+                 costs={"model": 5, "evaluate": 4, "sft": 20, "grpo": 90, "report": 2, "export": 2},
+                 reference_gflops=197.0),
     # Every token costs ~1000x the tiny model's: LoRA, SFT on referencegame's Instruction Giver turns alone (the
     # role the model plays; taboo stays untrained, the other skill), GRPO groups sharing their prompt's forward, no
     # activation checkpointing (a 135M model on a CPU needs the memory less than the time). The SFT stops short of
@@ -96,8 +97,8 @@ PLANS = {
                                "fresh_instances=400", "activation_checkpointing=false", "logging_steps=1",
                                "save_steps=0"],
                          max_tokens=64, grpo_max_tokens=64,
-                         costs={"model": 2, "evaluate": 25, "sft": 100, "grpo": 120, "report": 3, "export": 8},
-                         reference_gflops=100.0),
+                         costs={"model": 1, "evaluate": 25, "sft": 280, "grpo": 295, "report": 1, "export": 2},
+                         reference_gflops=197.0),
 }
 DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model, in 2 minutes
 
