@@ -27,8 +27,10 @@
             of 3 runs; benchmarks/startup.py).
 
 Each side runs in its own process (clemcore's HF backend sets torch to one thread for its process) and
-times its library-level run call, model loading included, interpreter and imports excluded. The last
-output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "multiturn_qwen35_hf_ratio": q,
+times its library-level run call, model loading included, interpreter and imports excluded. Each comparison
+prints its figures, then one JSON line ({"comparison": name, ...its figures}), as soon as it finishes (a
+multi-turn model is built just before its comparison), and `--out FILE` keeps the figures so far in FILE,
+rewritten after each; a run cut short keeps what it measured. The last output line is JSON: {"multiturn_hf_ratio": x, "generation_share": g, "multiturn_qwen35_hf_ratio": q,
 "multiturn_smollm2_hf_ratio": r, "hf_ratio": y, "server_ratio": z, "startup_seconds": s, ...} (a ratio is Playpen's episodes/s over clemcore's).
 """
 
@@ -202,20 +204,14 @@ def multiturn_model(model_dir: Path, threads: int, kind: str = "multiturn") -> d
 
 
 def prepare(workdir: Path, server_url: str, args: argparse.Namespace) -> None:
-    """A tiny model, the multi-turn model, the stub model entries, key.json and a 60-episode wordle_withcritic
-    file."""
+    """A tiny model, the stub model entries, key.json and a 60-episode wordle_withcritic file (each multi-turn
+    model is built just before its comparison: `prepare_multiturn`)."""
     os.chdir(workdir)
     from playpen.registry import GAMES_DIR, load_instances, register_model, select_games
     from playpen.tiny import create_tiny
 
     (workdir / "game_registry.json").write_text(json.dumps([{"benchmark_path": str(GAMES_DIR)}]))  # for clem
     create_tiny("tiny")
-    for kind in MULTITURN_SETUPS:
-        if kind in args.only:
-            model_dir = Path(args.model_dir).resolve() if args.model_dir else workdir / "multiturn-model"
-            if kind != "multiturn":  # beside the first model, not over it
-                model_dir = model_dir / kind.removeprefix("multiturn-")
-            register_model(multiturn_model(model_dir, args.sft_threads, kind))
     register_model({"model_name": "stub", "backend": "openai_compatible", "model_id": "stub", "base_url": server_url,
                     "model_config": {"max_retries": 0}})
     (workdir / "key.json").write_text(json.dumps({"openai_compatible": {"api_key": "none", "base_url": server_url}}))
@@ -233,6 +229,16 @@ def stub_reply(messages: list[dict]) -> str:
     if "helping a friend play Wordle" in messages[0]["content"]:
         return "explanation: it fits the clue.\nagreement: yes"
     return "explanation: a common word with frequent letters.\nguess: crane"
+
+
+def prepare_multiturn(kind: str, workdir: Path, args: argparse.Namespace) -> None:
+    """Build (or reuse) and register the model of one multi-turn comparison."""
+    from playpen.registry import register_model
+
+    model_dir = Path(args.model_dir).resolve() if args.model_dir else workdir / "multiturn-model"
+    if kind != "multiturn":  # beside the first model, not over it
+        model_dir = model_dir / kind.removeprefix("multiturn-")
+    register_model(multiturn_model(model_dir, args.sft_threads, kind))
 
 
 def run_side(name: str, args: argparse.Namespace) -> dict:
@@ -282,6 +288,7 @@ def main() -> None:
     parser.add_argument("--playpen-threads", type=int, default=0,
                         help="torch threads on Playpen's side (default: torch's own choice, one per core)")
     parser.add_argument("--profile", help="write a cProfile of Playpen's multi-turn side (its engine thread) here")
+    parser.add_argument("--out", help="keep the figures in this JSON file, rewritten as each comparison finishes")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -294,51 +301,61 @@ def main() -> None:
     if unknown or not args.only:
         raise SystemExit(f"--only: choose from {', '.join(COMPARISONS)}, not {', '.join(unknown) or 'nothing'}")
 
+    from playpen.files import atomic_write_json
     from playpen.testing import StubChatServer
 
+    summary: dict = {"multiturn_hf_ratio": None, "generation_share": None, "multiturn_qwen35_hf_ratio": None,
+                     "multiturn_smollm2_hf_ratio": None, "hf_ratio": None, "server_ratio": None}
     with tempfile.TemporaryDirectory() as tmp, StubChatServer(reply=stub_reply, delay=args.delay) as server:
         args.workdir = tmp
         prepare(Path(tmp), server.base_url, args)
-        rows = {f"{side}-{kind}": run_side(f"{side}-{kind}", args) for kind in args.only if kind != "startup"
-                for side in ("playpen", "clem")}
-        moves = {kind: compare_moves(episode_moves(Path(tmp) / f"results-playpen-{kind}"),
-                                     episode_moves(Path(tmp) / f"results-clem-{kind}"))
-                 for kind in MULTITURN_SETUPS if kind in args.only}
-    startup = None
-    if "startup" in args.only:
-        from startup import measure_startup  # benchmarks/startup.py, beside this script
+        for kind in args.only:  # each comparison's figures as soon as it is done: a run cut short keeps them
+            if kind == "startup":
+                figures = startup_figures()
+            else:
+                if kind in MULTITURN_SETUPS:
+                    prepare_multiturn(kind, Path(tmp), args)
+                rows = {side: run_side(f"{side}-{kind}", args) for side in ("playpen", "clem")}
+                figures = comparison_figures(kind, rows["playpen"], rows["clem"], Path(tmp))
+            summary |= figures
+            print(json.dumps({"comparison": kind, **figures}), flush=True)
+            if args.out:
+                atomic_write_json(Path(args.out), summary)
+    print(json.dumps(summary))
 
-        startup = measure_startup(runs=3)
-        print(f"start-up: `playpen play -g wordle -m expert` recorded its first episode after {startup['startup_seconds']:.2f} s "
-              f"(median of {len(startup['startup_runs'])} runs; target {startup['startup_target_seconds']:.0f} s)")
+
+def comparison_figures(kind: str, ours: dict, theirs: dict, workdir: Path) -> dict:
+    """Print one comparison's sides and return its figures (the final JSON's keys for this comparison)."""
     print(f"{'side':<20}{'episodes':>9}{'seconds':>10}{'episodes/s':>12}")
-    for name, row in rows.items():
-        print(f"{name:<20}{row['episodes']:>9}{row['seconds']:>10.2f}{row['episodes'] / row['seconds']:>12.2f}")
-
-    def ratio(kind: str) -> float | None:
-        if kind not in args.only:
-            return None
-        ours, theirs = rows[f"playpen-{kind}"], rows[f"clem-{kind}"]
-        return round((ours["episodes"] / ours["seconds"]) / (theirs["episodes"] / theirs["seconds"]), 2)
-
-    summary: dict = {"multiturn_hf_ratio": ratio("multiturn"), "generation_share": None,
-                     "multiturn_qwen35_hf_ratio": ratio("multiturn-qwen35"),
-                     "multiturn_smollm2_hf_ratio": ratio("multiturn-smollm2"), "hf_ratio": ratio("hf"),
-                     "server_ratio": ratio("server")}
-    for kind, compared in moves.items():
-        ours, key = rows[f"playpen-{kind}"], kind.replace("-", "_")
+    for side, row in (("playpen", ours), ("clem", theirs)):
+        print(f"{side + '-' + kind:<20}{row['episodes']:>9}{row['seconds']:>10.2f}{row['episodes'] / row['seconds']:>12.2f}")
+    key = kind.replace("-", "_")
+    ratio = round((ours["episodes"] / ours["seconds"]) / (theirs["episodes"] / theirs["seconds"]), 2)
+    figures: dict = {f"{key}_hf_ratio" if kind.startswith("multiturn") else f"{key}_ratio": ratio}
+    if kind in MULTITURN_SETUPS:
+        compared = compare_moves(episode_moves(workdir / f"results-playpen-{kind}"),
+                                 episode_moves(workdir / f"results-clem-{kind}"))
         share = round(ours["generation_seconds"] / ours["engine_seconds"], 3)
-        print(f"{kind}: {', '.join(MULTITURN_SETUPS[kind].games)}; ratio {ratio(kind)}; {compared['requests_per_episode']} requests "
+        print(f"{kind}: {', '.join(MULTITURN_SETUPS[kind].games)}; ratio {ratio}; {compared['requests_per_episode']} requests "
               f"per episode (clem: {compared['clem_requests_per_episode']}); {100 * compared['identical_share']:.0f}% "
               f"of {compared['episodes_compared']} episodes played move for move alike by both; Playpen's engine ran "
               f"{ours['engine_seconds']:.2f} s of its {ours['seconds']:.2f} s (the rest: loading), generating "
               f"{100 * share:.0f}% of it")
-        summary |= {f"{key}_requests_per_episode": compared["requests_per_episode"],
-                    f"{key}_identical_share": compared["identical_share"]}
-        summary["generation_share" if kind == "multiturn" else f"{key}_generation_share"] = share
-    if startup is not None:
-        summary["startup_seconds"] = startup["startup_seconds"]
-    print(json.dumps(summary))
+        figures |= {f"{key}_requests_per_episode": compared["requests_per_episode"],
+                    f"{key}_identical_share": compared["identical_share"],
+                    "generation_share" if kind == "multiturn" else f"{key}_generation_share": share}
+    else:
+        print(f"{kind}: ratio {ratio}")
+    return figures
+
+
+def startup_figures() -> dict:
+    from startup import measure_startup  # benchmarks/startup.py, beside this script
+
+    startup = measure_startup(runs=3)
+    print(f"start-up: `playpen play -g wordle -m expert` recorded its first episode after {startup['startup_seconds']:.2f} s "
+          f"(median of {len(startup['startup_runs'])} runs; target {startup['startup_target_seconds']:.0f} s)")
+    return {"startup_seconds": startup["startup_seconds"]}
 
 
 if __name__ == "__main__":

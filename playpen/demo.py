@@ -13,7 +13,8 @@ the formats (the real model: referencegame's, taboo left as a game it was never 
 GRPO on referencegame, the model describing grids to the expert Follower and rewarded by the outcome, then
 teaches it to describe its grids well enough to be understood. Evaluation uses the validation split, training
 the train split or fresh instances (never a validation one), so no evaluated instance was seen in training.
-Writes summary.json ({"model", "before", "sft", "after"}) and demo.png (the three stages per game, and the
+Writes summary.json ({"model", "before", "sft", "after", "seconds", "matmul_gflops": this machine's float32
+matmul speed, to compare the time across machines}) and demo.png (the three stages per game, and the
 GRPO reward curve).
 """
 
@@ -25,7 +26,7 @@ import shlex
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from playpen.errors import PlaypenError
@@ -44,6 +45,7 @@ class Step:
     title: str
     argv: list[str]
     call: Callable[[], object]
+    cost: float = 0.0  # seconds on the reference machine (Plan.reference_gflops), for the remaining-time estimate
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,10 @@ class Plan:
     grpo: list[str]
     max_tokens: int = 48  # evaluation; GRPO plays with grpo_max_tokens
     grpo_max_tokens: int = 40
+    # seconds each kind of step took on a machine whose float32 matmul speed was reference_gflops (see
+    # docs/benchmarks.md, the demo): the remaining-time estimate scales them to this machine
+    costs: dict[str, float] = field(default_factory=dict)
+    reference_gflops: float = 197.0
 
     @property
     def sft_name(self) -> str:
@@ -73,21 +79,26 @@ PLANS = {
                  sft=[f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"],
                  grpo=["games=referencegame", "max_steps=90", "num_generations=8", "instances_per_step=8",
                        "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
-                       "logging_steps=5"]),
-    # Every token costs ~1000x the tiny model's: LoRA, SFT on referencegame alone (taboo stays untrained, the other
-    # skill), GRPO groups sharing their prompt's forward, 64 tokens an answer, no activation checkpointing (a
-    # 135M model on a CPU needs the memory less than the time). The SFT stops short of copying the target's
-    # first row exactly every time (below what an exact copy wins; docs/benchmarks.md, the demo), so that the
-    # outcome reward has copies to correct: the learning benchmark's real-model recipe, shortened.
+                       "logging_steps=5"],
+                 costs={"model": 5, "evaluate": 4, "sft": 20, "grpo": 90, "report": 2, "export": 2},
+                 reference_gflops=197.0),
+    # Every token costs ~1000x the tiny model's: LoRA, SFT on referencegame's Instruction Giver turns alone (the
+    # role the model plays; taboo stays untrained, the other skill), GRPO groups sharing their prompt's forward, no
+    # activation checkpointing (a 135M model on a CPU needs the memory less than the time). The SFT stops short of
+    # copying the target's first row exactly every time, so that the outcome reward has copies to correct
+    # (docs/benchmarks.md): the learning benchmark's real-model recipe, shortened (20 SFT steps on the Giver's
+    # turns give it about the Giver samples of the earlier 40 on both roles' turns; GRPO 12 steps, not 18).
     "smollm2-135m": Plan("smollm2-135m", "sft_trainer_lora.py",
-                         sft=["games=referencegame", "max_steps=40", "batch_size=4", "learning_rate=3e-4",
-                              "fresh_instances=400", "activation_checkpointing=false", "logging_steps=10",
-                              "save_steps=0"],
-                         grpo=["games=referencegame", "max_steps=18", "num_generations=8", "instances_per_step=2",
+                         sft=["games=referencegame", "roles=Instruction Giver", "max_steps=20", "batch_size=4",
+                              "learning_rate=3e-4", "fresh_instances=400", "activation_checkpointing=false",
+                              "logging_steps=5", "save_steps=0"],
+                         grpo=["games=referencegame", "max_steps=12", "num_generations=8", "instances_per_step=2",
                                "learning_rate=3e-4", "lora=true", "reward=success", "abort_penalty=-1",
                                "fresh_instances=400", "activation_checkpointing=false", "logging_steps=1",
                                "save_steps=0"],
-                         max_tokens=64, grpo_max_tokens=64),
+                         max_tokens=64, grpo_max_tokens=64,
+                         costs={"model": 1, "evaluate": 25, "sft": 280, "grpo": 295, "report": 1, "export": 2},
+                         reference_gflops=197.0),
 }
 DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model
 
@@ -119,7 +130,7 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
                                  split="validation")
             print_summary(summarize(results))
         return Step(title, ["play", "-g", *GAMES, "-m", model, "expert", "--split", "validation", "-L",
-                            str(plan.max_tokens), "-r", folder], call)
+                            str(plan.max_tokens), "-r", folder], call, plan.costs.get("evaluate", 0.0))
 
     def report() -> None:
         for table in write_report_tables([folder for _, _, folder in plan.stages], "report").values():
@@ -128,10 +139,10 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
     (_, start, before), (_, tuned, after_sft), (_, final, after) = plan.stages
     if plan.model == "tiny":
         make = Step("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
-                    ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny"))
+                    ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny"), plan.costs.get("model", 0.0))
     else:
         make = Step(f"Get the real {plan.model} (fetched once into the model cache, offline afterwards)",
-                    ["models", "fetch", plan.model], lambda: fetch(plan.model))
+                    ["models", "fetch", plan.model], lambda: fetch(plan.model), plan.costs.get("model", 0.0))
     length = str(plan.grpo_max_tokens)
     return [
         make,
@@ -141,19 +152,19 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
              + ("fresh training instances" if any(v.startswith("fresh_instances=") for v in sft_settings)
                 else "train split") + ")",
              ["run", sft, "-l", start, *settings(sft_settings)],
-             lambda: run_trainer(GameSFT, start, settings=lora + sft_settings)),
+             lambda: run_trainer(GameSFT, start, settings=lora + sft_settings), plan.costs.get("sft", 0.0)),
         evaluation("Evaluate the SFT model on the same validation instances", tuned, after_sft),
         Step("Online GRPO: the model describes referencegame's grids to the expert, rewarded by the outcome",
              ["run", grpo, "-l", tuned, "-t", "expert", "-T", "1.0", "-L", length, *settings(grpo_settings)],
              lambda: run_trainer(GameGRPO, tuned, "expert", temperature=1.0, max_tokens=plan.grpo_max_tokens,
-                                 settings=grpo_settings)),
+                                 settings=grpo_settings), plan.costs.get("grpo", 0.0)),
         evaluation("Evaluate the GRPO model on the same validation instances", f"{tuned}-grpo", after),
         Step("One report with the three stages side by side",
-             ["report", "-r", before, after_sft, after, "-o", "report"], report),
+             ["report", "-r", before, after_sft, after, "-o", "report"], report, plan.costs.get("report", 0.0)),
         Step("Export the final model: one standalone checkpoint (adapters merged) with a model card that carries "
              "its training chain and the three evaluations",
              ["models", "export", final, EXPORT_DIR, "--eval", before, after_sft, after],
-             lambda: export_model(final, EXPORT_DIR, evals=[before, after_sft, after])),
+             lambda: export_model(final, EXPORT_DIR, evals=[before, after_sft, after]), plan.costs.get("export", 0.0)),
     ]
 
 
@@ -175,10 +186,15 @@ def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
     os.chdir(out)
     try:
         todo = steps(plan)
+        countdown = Countdown([step.cost for step in todo], plan.reference_gflops)
         for number, step in enumerate(todo, start=1):
-            print(f"\n[{number}/{len(todo)}] {step.title}\n$ playpen {shlex.join(_short(step.argv))}", flush=True)
+            left = countdown.left()
+            print(f"\n[{number}/{len(todo)}] {step.title}" + (f" (about {_minutes(left)} left)" if left else "")
+                  + f"\n$ playpen {shlex.join(_short(step.argv))}", flush=True)
+            started = time.perf_counter()
             step.call()
-        summary = _summary(plan, time.perf_counter() - start)
+            countdown.finished(time.perf_counter() - started)
+        summary = {**_summary(plan, time.perf_counter() - start), "matmul_gflops": countdown.gflops}
         atomic_write_json("summary.json", summary)
         _plot(plan, summary)
         _print_table(summary)
@@ -193,6 +209,34 @@ def _example(name: str) -> str:
     """An example script as a command names it: its path in the clone the package runs from, else as it lies in
     the repository (examples/trl/NAME)."""
     return str(EXAMPLES / name) if EXAMPLES.is_dir() else f"examples/trl/{name}"
+
+
+class Countdown:
+    """The demo's remaining time: the steps' reference costs scaled to this machine, first by its matmul
+    speed against the reference machine's, then, once a fifth of the work is done, by how long the finished
+    steps took against their costs (which also covers a machine busy with other work)."""
+
+    def __init__(self, costs: list[float], reference_gflops: float):
+        from playpen.trainers.speed import matmul_gflops
+
+        self.costs, self.done, self.spent = costs, 0, 0.0
+        # SmolLM2's MLP shape, about a second: the speed summary.json reports, to compare runs across machines
+        self.gflops = max(matmul_gflops(shapes=((1400, 576, 1536),), repeats=3, seconds=0.2).values())
+        self.scale = reference_gflops / max(self.gflops, 1e-3)
+
+    def left(self) -> float:
+        """Estimated seconds for the steps not yet finished (0 when the plan has no costs)."""
+        finished = sum(self.costs[:self.done])
+        scale = self.spent / finished if finished > 0.2 * sum(self.costs) else self.scale
+        return scale * sum(self.costs[self.done:])
+
+    def finished(self, seconds: float) -> None:
+        self.done += 1
+        self.spent += seconds
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def _short(argv: list[str]) -> list[str]:

@@ -120,3 +120,17 @@ def test_the_demo_runs_without_the_examples_folder(monkeypatch, tmp_path):
     for step in runs:
         step.call()
     assert trained == [GameSFT, GameGRPO]
+
+
+def test_the_remaining_time_is_scaled_by_the_machine_then_by_the_steps_done(monkeypatch):
+    import playpen.trainers.speed
+    from playpen.demo import Countdown
+
+    monkeypatch.setattr(playpen.trainers.speed, "matmul_gflops", lambda **kwargs: {"1400x576@576x1536": 50.0})
+    countdown = Countdown([10, 100, 10], reference_gflops=100.0)
+    assert countdown.gflops == 50.0
+    assert countdown.left() == 240  # half the reference machine's speed: twice its seconds
+    countdown.finished(30)  # less than a fifth of the work done: still the matmul estimate
+    assert countdown.left() == 220
+    countdown.finished(300)  # 110 of 120 done in 330 s: this machine (and its load) takes three times as long
+    assert countdown.left() == 30

@@ -254,6 +254,7 @@ def load_learner(learner: ModelSpec, seed: int = 42):
     from transformers import set_seed
 
     from playpen.backends.hf import load_causal_lm, load_tokenizer
+    from playpen.trainers.speed import score_labelled_positions_only
 
     if getattr(learner, "backend", None) not in ("huggingface_local", "vllm"):
         raise PlaypenError(f"the learner must be a local model (huggingface_local or vllm), not "
@@ -262,6 +263,7 @@ def load_learner(learner: ModelSpec, seed: int = 42):
     tokenizer.padding_side = "right"  # training pads on the right; generation (HFModel) on the left
     model = load_causal_lm(learner, for_training=True)
     model.train()
+    score_labelled_positions_only()  # the loss's positions only through the LM head, on the CPU too
     # what is drawn next (a LoRA adapter's initial weights, the first samples) depends on the seed alone, not
     # on what ran before in this process
     set_seed(seed)

@@ -118,3 +118,27 @@ def test_a_short_sft_gives_a_model_both_tools_can_load(rollout, in_tmp_cwd, monk
     spec = resolve_model_spec(f"{setup.learner}-sft")
     assert spec.huggingface_id == entry["huggingface_id"]
     assert json.loads((in_tmp_cwd / "model" / "bench-model.json").read_text())["recipe"]["sft"][0] == "max_steps=2"
+
+
+def test_each_comparison_is_reported_as_soon_as_it_finishes(rollout, tmp_path, monkeypatch, capsys):
+    """A run cut off after its first comparison has already printed and kept that comparison's figures."""
+    out = tmp_path / "figures.json"
+    kept_before_server: list[dict] = []
+
+    def run_side(name, args):
+        if name == "playpen-server":
+            kept_before_server.append(json.loads(out.read_text()))
+        seconds = {"playpen-hf": 2.0, "clem-hf": 6.0, "playpen-server": 1.0, "clem-server": 2.0}[name]
+        return {"seconds": seconds, "episodes": 90}
+
+    monkeypatch.setattr(rollout, "prepare", lambda workdir, url, args: None)
+    monkeypatch.setattr(rollout, "run_side", run_side)
+    monkeypatch.setattr(sys, "argv", ["rollout.py", "--only", "hf,server", "--out", str(out)])
+    rollout.main()
+    assert kept_before_server == [{**kept_before_server[0], "hf_ratio": 3.0}]
+    assert kept_before_server[0]["server_ratio"] is None
+    lines = capsys.readouterr().out.strip().splitlines()
+    reports = [json.loads(line) for line in lines if line.startswith("{")]
+    assert [r.get("comparison") for r in reports] == ["hf", "server", None]  # each as it finished, then the summary
+    assert reports[0]["hf_ratio"] == 3.0 and reports[-1]["server_ratio"] == 2.0 and reports[-1]["hf_ratio"] == 3.0
+    assert json.loads(out.read_text()) == reports[-1]

@@ -1,0 +1,256 @@
+"""The demo's optimisation steps on SmolLM2-135M as a share of the machine's own float32 matmul peak, in one run.
+
+    python benchmarks/train_step.py [--model smollm2-135m] [--parts sft_lora,sft_full,grpo] [--steps 3]
+                                    [--warmup 1] [--fresh 40] [--threads N]
+
+First the peak: the best GFLOP/s of `torch.mm` in float32 over a square 2048 product and the MLP's shape
+(1400x576 @ 576x1536), on every thread torch uses (again just before each part's first step and after its
+last: each part's share is against the mean of those two, as the peak moves with a shared machine's load). Then each part runs the demo's own trainer with the
+demo's settings (playpen/demo.py PLANS, through `run_trainer` as `playpen run` does), cut to `--warmup` +
+`--steps` steps on `--fresh` fresh referencegame instances:
+
+- sft_lora: examples/trl/sft_trainer_lora.py (LoRA r 16 on every linear layer, 4 samples a step);
+- sft_full: examples/trl/sft_trainer_simple.py with the same settings (every weight trained);
+- grpo: examples/trl/grpo_trainer.py, LoRA, 2 instances x 8 episodes against the expert, 64 tokens an answer.
+
+Each measured step is split into forward (`compute_loss`), backward, optimizer (gradient clipping, the
+optimizer's and the scheduler's step) and the rest (collation, padding, logging; GRPO's rollout, "play", is
+reported on its own and left out of its optimisation step). FLOPs are counted as the plain step's work
+(docs/benchmarks.md): per non-padding token, 2 x the model's matmul parameters for the forward (the LM head
+included, on every token), as much again for the input gradients, and 2 x the trained parameters for the
+weight gradients; attention's own products are not counted. Work a step saves (the LM head on tokens without
+a label, a group's shared prompt forwarded once) counts as done, so a share says how fast the step is against
+what the plain computation would need at the peak.
+
+The last output line is JSON: {"peak_gflops", "sft_lora_share", "sft_full_share", "grpo_share",
+"sft_lora_tokens_per_s", "sft_full_tokens_per_s", "grpo_tokens_per_s", "parts": {...}}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MODEL = "smollm2-135m"
+PARTS = ("sft_lora", "sft_full", "grpo")
+
+
+def matmul_peak(repeats: int = 5, seconds: float = 0.5) -> dict:
+    """The best float32 GFLOP/s of torch.mm over the shapes of playpen.trainers.speed.matmul_gflops)."""
+    import torch
+
+    from playpen.trainers.speed import matmul_gflops
+
+    rates = matmul_gflops(repeats=repeats, seconds=seconds)
+    return {"peak_gflops": max(rates.values()), "shapes": rates, "threads": torch.get_num_threads()}
+
+
+class StepMeter:
+    """Times a Trainer's steps: forward (compute_loss), backward, optimizer and, for GRPO, the rollout; counts
+    each step's non-padding tokens."""
+
+    def __init__(self):
+        self.steps: list[dict] = []
+        self.peaks: list[float] = []  # the matmul peak just before the first step and just after the last
+        self.current: dict = {}
+        self.mark = time.perf_counter()
+
+    def attach(self, trainer) -> None:
+        from transformers import TrainerCallback
+
+        meter = self
+        compute_loss, backward = trainer.compute_loss, trainer.accelerator.backward
+
+        def timed_compute_loss(model, inputs, *args, **kwargs):
+            meter.current["tokens"] = meter.current.get("tokens", 0) + tokens_of(inputs)
+            started = time.perf_counter()
+            result = compute_loss(model, inputs, *args, **kwargs)
+            meter.add("forward", time.perf_counter() - started)
+            return result
+
+        def timed_backward(loss, **kwargs):
+            started = time.perf_counter()
+            backward(loss, **kwargs)
+            meter.current["backward_end"] = time.perf_counter()
+            meter.add("backward", meter.current["backward_end"] - started)
+
+        trainer.compute_loss = timed_compute_loss
+        trainer.accelerator.backward = timed_backward
+        generate = getattr(trainer, "_generate_and_score_completions", None)
+        if generate is not None and hasattr(trainer, "rollout_func"):
+            def timed_generate(inputs):
+                started = time.perf_counter()
+                result = generate(inputs)
+                meter.add("play", time.perf_counter() - started)
+                return result
+            trainer._generate_and_score_completions = timed_generate
+
+        class Clock(TrainerCallback):
+            def on_train_begin(self, args, state, control, **kwargs):
+                meter.peaks.append(matmul_peak(repeats=3, seconds=0.3)["peak_gflops"])
+                meter.mark, meter.current = time.perf_counter(), {}
+
+            def on_train_end(self, args, state, control, **kwargs):
+                meter.peaks.append(matmul_peak(repeats=3, seconds=0.3)["peak_gflops"])
+
+            def on_optimizer_step(self, args, state, control, **kwargs):
+                meter.add("optimizer", time.perf_counter() - meter.current.pop("backward_end", time.perf_counter()))
+
+            def on_step_end(self, args, state, control, **kwargs):
+                now = time.perf_counter()
+                meter.steps.append({**meter.current, "seconds": now - meter.mark})
+                meter.mark, meter.current = now, {}
+
+        trainer.add_callback(Clock())
+
+    def add(self, key: str, seconds: float) -> None:
+        self.current[key] = self.current.get(key, 0.0) + seconds
+
+
+def tokens_of(inputs: dict) -> int:
+    """Non-padding tokens of a batch: SFT's (attention_mask, or position_ids when padding-free) or GRPO's
+    (every sample's prompt and completion)."""
+    if "completion_mask" in inputs:
+        return int(inputs["prompt_mask"].sum() + inputs["completion_mask"].sum())
+    if "attention_mask" in inputs:
+        return int(inputs["attention_mask"].sum())
+    return int(inputs["position_ids"].numel())
+
+
+def matmul_parameters(model) -> tuple[int, int]:
+    """(parameters of every linear layer the tokens pass through, the LM head included; of those trained)."""
+    import torch
+
+    total = trained = 0
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            total += module.weight.numel()
+            trained += module.weight.numel() if module.weight.requires_grad else 0
+    return total, trained
+
+
+def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict:
+    """One part's trainer at the demo's settings, `warmup` + `steps` steps; the measured steps' mean split."""
+    from playpen.demo import EXAMPLES, PLANS
+    from playpen.trainers.base import PlaypenTrainer
+    from playpen.trainers.runner import run_trainer
+
+    plan = PLANS[MODEL]
+    meter = StepMeter()
+    counted: dict = {}
+    original = PlaypenTrainer.train
+
+    def measured_train(self, trainer):
+        meter.attach(trainer)
+        counted["params"], counted["trained"] = matmul_parameters(trainer.model)
+        return original(self, trainer)
+
+    def demo_settings(values: list[str], drop: tuple[str, ...] = ()) -> list[str]:
+        kept = [v for v in values if v.split("=")[0] not in ("max_steps", "fresh_instances", "save_steps", *drop)]
+        return [*kept, f"max_steps={warmup + steps}", f"fresh_instances={fresh}", "save_steps=0"]
+
+    PlaypenTrainer.train = measured_train
+    try:
+        if part == "grpo":
+            run_trainer(EXAMPLES / "grpo_trainer.py", model, "expert", temperature=1.0,
+                        max_tokens=plan.grpo_max_tokens, settings=demo_settings(plan.grpo))
+        elif part == "sft_lora":
+            run_trainer(EXAMPLES / plan.sft_example, model, settings=demo_settings(plan.sft))
+        else:  # the full fine-tune takes the simple example's own learning rate
+            run_trainer(EXAMPLES / "sft_trainer_simple.py", model,
+                        settings=demo_settings(plan.sft, drop=("learning_rate",)))
+    finally:
+        PlaypenTrainer.train = original
+    measured = meter.steps[warmup:] or meter.steps
+    mean = {key: sum(s.get(key, 0.0) for s in measured) / len(measured)
+            for key in ("seconds", "forward", "backward", "optimizer", "play", "tokens")}
+    optimisation = mean["seconds"] - mean["play"]
+    params, trained = counted["params"], counted["trained"]
+    flops = mean["tokens"] * (4 * params + 2 * trained)
+    peak = sum(meter.peaks) / len(meter.peaks)
+    return {"steps": len(measured), "peak_gflops": round(peak, 1),
+            "share": round(flops / optimisation / 1e9 / peak, 3), "tokens": round(mean["tokens"], 1), "step_seconds": round(optimisation, 3),
+            "forward": round(mean["forward"], 3), "backward": round(mean["backward"], 3),
+            "optimizer": round(mean["optimizer"], 3),
+            "rest": round(optimisation - mean["forward"] - mean["backward"] - mean["optimizer"], 3),
+            "play_seconds": round(mean["play"], 3) if part == "grpo" else None,
+            "tokens_per_s": round(mean["tokens"] / optimisation, 1), "gflops": round(flops / optimisation / 1e9, 1),
+            "matmul_params": params, "trained_params": trained}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=MODEL, help=f"the learner (default {MODEL}; `tiny`: built on the spot)")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    parser.add_argument("--steps", type=int, default=3, help="measured steps per part")
+    parser.add_argument("--warmup", type=int, default=1, help="steps run first and not measured")
+    parser.add_argument("--fresh", type=int, default=40, help="fresh referencegame instances to train on")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: as the trainers set them)")
+    parser.add_argument("--part", help=argparse.SUPPRESS)  # internal: run one part in this process
+    args = parser.parse_args()
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.part:
+        print(json.dumps(run_part(args.part, args.model, args.steps, args.warmup, args.fresh)))
+        return
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    if not parts or any(p not in PARTS for p in parts):
+        sys.exit(f"--parts: choose from {', '.join(PARTS)}, not {args.parts!r}")
+    if args.model != "tiny":
+        from playpen.fetch import fetched_path
+
+        if fetched_path(args.model) is None:
+            sys.exit(f"{args.model} is not fetched: playpen models fetch {args.model}")
+    import subprocess
+
+    peak = matmul_peak()
+    print(f"matmul peak {peak['peak_gflops']} GFLOP/s float32 ({peak['shapes']}, {peak['threads']} threads)",
+          flush=True)
+    summary: dict = {"peak_gflops": peak["peak_gflops"]}
+    report: dict = {}
+    with tempfile.TemporaryDirectory(prefix="train-step-") as work:
+        if args.model == "tiny":
+            from playpen.tiny import create_tiny
+
+            previous = Path.cwd()
+            os.chdir(work)  # registered in the run's own model_registry.json
+            try:
+                create_tiny("tiny")
+            finally:
+                os.chdir(previous)
+        for part in parts:
+            # each part in its own process and folder: the same start for every part
+            folder = Path(work) / part
+            folder.mkdir()
+            if args.model == "tiny":
+                (folder / "model_registry.json").symlink_to(Path(work) / "model_registry.json")
+            command = [sys.executable, str(Path(__file__).resolve()), "--part", part, "--model", args.model,
+                       "--steps", str(args.steps), "--warmup", str(args.warmup), "--fresh", str(args.fresh),
+                       "--threads", str(args.threads)]
+            done = subprocess.run(command, cwd=folder, capture_output=True, text=True,
+                                  env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [
+                                      str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))})
+            if done.returncode:
+                sys.exit(f"{part} failed:\n{done.stderr[-3000:]}")
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            report[part] = row
+            play = f", play {row['play_seconds']} s (not counted)" if row["play_seconds"] is not None else ""
+            print(f"{part}: {row['step_seconds']} s a step (forward {row['forward']}, backward {row['backward']}, "
+                  f"optimizer {row['optimizer']}, rest {row['rest']}{play}), {row['tokens']} tokens, "
+                  f"{row['tokens_per_s']} tokens/s, {row['gflops']} GFLOP/s = {row['share']:.0%} of the peak "
+                  f"({row['peak_gflops']} GFLOP/s around its steps)",
+                  flush=True)
+            summary[f"{part}_share"] = row["share"]
+            summary[f"{part}_tokens_per_s"] = row["tokens_per_s"]
+    print(json.dumps({**summary, "peak": peak, "parts": report}))
+
+
+if __name__ == "__main__":
+    main()

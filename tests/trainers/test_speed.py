@@ -1,0 +1,78 @@
+"""The CPU speed-ups of playpen/trainers/speed.py leave an SFT step's loss and gradients as they were."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+def sft_samples():
+    """Prompt-completion samples of different lengths, so a batch of them is padded."""
+    from datasets import Dataset
+
+    prompts = ["Describe the grid.", "Which grid is it? The first row has X X X and the second O O O.", "Guess.",
+               "Here are three grids, one line each: A B C, D E F, G H I. Name the one described."]
+    completions = ["Expression: X X X", "Answer: first", "Guess: crane", "Answer: second grid"]
+    return Dataset.from_dict({"prompt": [[{"role": "user", "content": p}] for p in prompts],
+                              "completion": [[{"role": "assistant", "content": c}] for c in completions]})
+
+
+def sft_step(model_dir, tmp_path, lora: bool, **config):
+    """One batch of the four samples through SFTTrainer: its loss and every trained parameter's gradient."""
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.padding_side = "right"
+    args = SFTConfig(output_dir=str(tmp_path), per_device_train_batch_size=4, report_to="none", use_cpu=True,
+                     completion_only_loss=True, activation_checkpointing=False, **config)
+    peft = LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False) if lora else None
+    trainer = SFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=sft_samples(),
+                         peft_config=peft)
+    batch = next(iter(trainer.get_train_dataloader()))
+    trainer.model.train()
+    loss = trainer.compute_loss(trainer.model, batch)
+    loss.backward()
+    grads = {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
+    return batch, loss.detach(), grads
+
+
+def assert_same_step(a, b) -> None:
+    (_, loss_a, grads_a), (_, loss_b, grads_b) = a, b
+    torch.testing.assert_close(loss_a, loss_b, rtol=1e-5, atol=1e-6)
+    assert grads_a.keys() == grads_b.keys() and grads_a
+    for name in grads_a:
+        torch.testing.assert_close(grads_a[name], grads_b[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_scoring_only_labelled_positions_keeps_loss_and_gradients(tiny_model_dir, tmp_path, monkeypatch, lora):
+    import trl.trainer.utils as trl_utils
+
+    from playpen.trainers.speed import score_labelled_positions_only
+
+    projected: list[int] = []
+    original = trl_utils._ChunkedLogProbFunction
+
+    class Spy(original):
+        @staticmethod
+        def forward(ctx, hidden, *args):
+            projected.append(hidden.size(0))  # the positions that go through the LM head
+            return original.forward(ctx, hidden, *args)
+
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", Spy)
+    monkeypatch.setattr(trl_utils, "_use_triton", trl_utils._use_triton)  # undone after the test
+    every = sft_step(tiny_model_dir, tmp_path / "every", lora)
+    score_labelled_positions_only()
+    labelled = sft_step(tiny_model_dir, tmp_path / "labelled", lora)
+    batch = every[0]
+    positions, with_label = batch["labels"][:, 1:].numel(), int((batch["labels"][:, 1:] != -100).sum())
+    assert projected == [positions, with_label] and with_label < positions / 2  # the prompts were skipped
+    assert_same_step(every, labelled)
