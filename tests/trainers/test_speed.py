@@ -68,7 +68,8 @@ def test_scoring_only_labelled_positions_keeps_loss_and_gradients(tiny_model_dir
             return original.forward(ctx, hidden, *args)
 
     monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", Spy)
-    monkeypatch.setattr(trl_utils, "_use_triton", trl_utils._use_triton)  # undone after the test
+    # TRL's own choice, whether or not an earlier trainer in this process already patched it (undone after the test)
+    monkeypatch.setattr(trl_utils, "_use_triton", getattr(trl_utils._use_triton, "__wrapped__", trl_utils._use_triton))
     every = sft_step(tiny_model_dir, tmp_path / "every", lora)
     score_labelled_positions_only()
     labelled = sft_step(tiny_model_dir, tmp_path / "labelled", lora)
