@@ -134,7 +134,11 @@ class ModelServer:
             return Generation(text, prompt=request.messages,
                               raw={"clem_player": {"response": text, "model_name": model.name}})
         if getattr(model, "interactive", False):  # a person (-m human): asked here, so that Ctrl-C stops the run
-            text = model.answer(request)
+            self.runnable.done()  # a local model's loop need not wait for the person
+            try:
+                text = model.answer(request)
+            finally:
+                self.runnable.add()
             return Generation(text, prompt=request.messages, raw={"clem_player": {"response": text,
                                                                                    "model_name": model.name}})
         if isinstance(model, BatchModel):
