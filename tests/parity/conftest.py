@@ -15,6 +15,7 @@ import pytest
 
 import playpen.replay
 from playpen.engine.results import finish_episode
+from playpen.games.common import VERSION_2026
 from playpen.replay import EpisodeReplay, replay_dir
 
 
@@ -53,6 +54,17 @@ def differing(rows: list[dict]) -> list[str]:
     """The rows whose replay disagrees with the recording, each with why."""
     return [f"{row['path']}: {row.get('divergence') or row.get('error') or (row['ours'], row['recorded'])}"
             for row in rows if not row["ok"]]
+
+
+def assert_every_2026_episode_agrees(rows: list[dict], recorded: dict[str, int], game: str) -> None:
+    """Every recorded episode of `game` was replayed, at its 2026 version, with the recorded scores."""
+    count = recorded[game]
+    assert count > 0
+    rows = [row for row in rows if row["game"] == game]
+    assert len(rows) == count, f"{count} episodes recorded, {len(rows)} replayed"
+    assert {row["version"] for row in rows} == {VERSION_2026}
+    differ = differing(rows)
+    assert not differ, f"{len(differ)} of {count} differ, e.g. {differ[:3]}"
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import pytest
 from playpen.games.common import VERSION_2_0, VERSION_2026
 from playpen.replay import replay_dir
 from tests.conftest import RECORDED_MODELS
-from tests.parity.conftest import differing
+from tests.parity.conftest import assert_every_2026_episode_agrees, differing
 
 # The 16 games of the LM Playschool 2026 in-domain evaluation.
 GAMES_2026 = ("adventuregame", "clean_up", "codenames", "dond", "guesswhat", "imagegame", "matchit_ascii",
@@ -28,13 +28,7 @@ INDOMAIN_EPISODES = {"clean_up": 18, "dond": 40}
 @pytest.mark.slow
 @pytest.mark.parametrize("game", GAMES_2026)
 def test_every_recorded_2026_episode_agrees(playschool_rows, playschool_recorded, game):
-    recorded = playschool_recorded[game]
-    assert recorded > 0
-    rows = [row for row in playschool_rows if row["game"] == game]
-    assert len(rows) == recorded, f"{recorded} episodes recorded, {len(rows)} replayed"
-    assert {row["version"] for row in rows} == {VERSION_2026}
-    differ = differing(rows)
-    assert not differ, f"{len(differ)} of {recorded} differ, e.g. {differ[:3]}"
+    assert_every_2026_episode_agrees(playschool_rows, playschool_recorded, game)
 
 
 @pytest.mark.slow

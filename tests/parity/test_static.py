@@ -12,7 +12,7 @@ import pytest
 
 from playpen.eval.static import STATIC_GAMES
 from playpen.games.common import VERSION_2026
-from tests.parity.conftest import differing
+from tests.parity.conftest import assert_every_2026_episode_agrees
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +23,7 @@ def static_rows(playschool_rows) -> list[dict]:
 @pytest.mark.slow
 @pytest.mark.parametrize("game", STATIC_GAMES)
 def test_every_recorded_static_episode_agrees(static_rows, playschool_recorded, game):
-    recorded = playschool_recorded[game]
-    assert recorded > 0
-    rows = [row for row in static_rows if row["game"] == game]
-    assert len(rows) == recorded
-    assert {row["version"] for row in rows} == {VERSION_2026}
-    differ = differing(rows)
-    assert not differ, f"{len(differ)} of {recorded} differ, e.g. {differ[:3]}"
+    assert_every_2026_episode_agrees(static_rows, playschool_recorded, game)
 
 
 @pytest.mark.slow
