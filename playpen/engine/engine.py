@@ -24,13 +24,14 @@ next run of the same command plays again. An exception from the game itself ends
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +92,16 @@ class Runnable:
             if self.count <= 0:
                 self.changed.notify_all()
 
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """An episode waits for something other than a local model's loop (a remote model, a person, a retry's
+        delay): the loop need not wait for it meanwhile."""
+        self.done()
+        try:
+            yield
+        finally:
+            self.add()
+
     def close(self) -> None:
         """The run is over: nobody waits any more."""
         with self.changed:
@@ -134,29 +145,24 @@ class ModelServer:
             return Generation(text, prompt=request.messages,
                               raw={"clem_player": {"response": text, "model_name": model.name}})
         if getattr(model, "interactive", False):  # a person (-m human): asked here, so that Ctrl-C stops the run
-            self.runnable.done()  # a local model's loop need not wait for the person
-            try:
+            with self.runnable.waiting():
                 text = model.answer(request)
-            finally:
-                self.runnable.add()
             return Generation(text, prompt=request.messages, raw={"clem_player": {"response": text,
                                                                                    "model_name": model.name}})
         if isinstance(model, BatchModel):
             return await self._batched(request.messages, request.previous)
-        self.runnable.done()  # waiting for a remote or threaded model: a local loop need not wait for this episode
         try:
-            async with self.in_flight:
-                if hasattr(model, "agenerate"):
-                    generation = await model.agenerate(request.messages)
-                else:
-                    prompt, raw, text = await asyncio.to_thread(model.generate_response, request.messages)
-                    generation = Generation(text, prompt=prompt, raw=raw)
+            with self.runnable.waiting():
+                async with self.in_flight:
+                    if hasattr(model, "agenerate"):
+                        generation = await model.agenerate(request.messages)
+                    else:
+                        prompt, raw, text = await asyncio.to_thread(model.generate_response, request.messages)
+                        generation = Generation(text, prompt=prompt, raw=raw)
         except Exception as e:  # told apart here, where it is known that the model call raised, not the game
             if is_model_call_failure(e) and not isinstance(e, ModelCallError):
                 raise ModelCallError(f"{model.name}: {type(e).__name__}: {e}") from e
             raise
-        finally:
-            self.runnable.add()
         # a server may send text that is no valid UTF-8 (JSON allows lone surrogates, e.g. "\ud800"); the
         # episode could not be written to disk with it, so such characters become "?"
         generation.text = str(generation.text).encode("utf-8", "replace").decode("utf-8")
@@ -403,11 +409,8 @@ class Engine:
             if result is not None:
                 return result
             self.stats.retried += 1
-            self._runnable.done()
-            try:
+            with self._runnable.waiting():
                 await asyncio.sleep(self.retry_delay * attempt)
-            finally:
-                self._runnable.add()
         return await self._attempt(task, final=True)
 
     async def _attempt(self, task: EpisodeTask, final: bool) -> EpisodeResult | None:
