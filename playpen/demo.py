@@ -97,8 +97,8 @@ PLANS = {
                                "fresh_instances=400", "activation_checkpointing=false", "logging_steps=1",
                                "save_steps=0"],
                          max_tokens=64, grpo_max_tokens=64,
-                         costs={"model": 1, "evaluate": 16, "sft": 151, "grpo": 186, "report": 1, "export": 12},
-                         reference_gflops=193.0),
+                         costs={"model": 1, "evaluate": 18, "sft": 116, "grpo": 224, "report": 1, "export": 6},
+                         reference_gflops=188.0),
 }
 DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model
 

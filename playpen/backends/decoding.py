@@ -357,7 +357,13 @@ class Decoder:
         at `temperature`, or greedy)."""
         if temperature > 0:
             logps = torch.log_softmax(logits / temperature, dim=-1)
-            tokens = torch.multinomial(logps.exp(), 1).squeeze(-1)
+            # inverse-CDF sampling, one uniform number a row: on a CPU `torch.multinomial` draws one exponential
+            # number per vocabulary entry (~25 ms a step for 16 rows of 49k, a fifth of a decoding step); the
+            # cumulative sum in float64 (where the device has it) keeps the smallest probabilities
+            wide = torch.float32 if logps.device.type == "mps" else torch.float64
+            cdf = logps.exp().to(wide).cumsum(dim=-1)
+            point = torch.rand(cdf.size(0), 1, dtype=cdf.dtype, device=cdf.device) * cdf[:, -1:]
+            tokens = torch.searchsorted(cdf, point, right=True).clamp_(max=cdf.size(1) - 1).squeeze(-1)
         else:
             logps = torch.log_softmax(logits, dim=-1)
             tokens = logits.argmax(-1)

@@ -17,13 +17,13 @@ import trl
 from trl import DPOTrainer
 
 from playpen.trainers.base import TRAINING_GAMES, PlaypenConfig, PlaypenTrainer, setting
-from playpen.trainers.prefix import PairForward
+from playpen.trainers.prefix import PromptForward
 from playpen.trainers.samples import expert_episodes, learner_episodes
 
 
 class PlaypenDPOTrainer(DPOTrainer):
     """DPOTrainer whose forwards (the trained model's, and a separate reference model's) go through
-    `PairForward` (`shared_prefix`, the default): a pair's chosen and rejected answer share their prompt, so it is
+    `PromptForward` (`shared_prefix`, the default): a pair's chosen and rejected answer share their prompt, so it is
     forwarded once for both, with the same log-probs, metrics and gradients as TRL's per-row forward. A PEFT
     learner's reference (the model with its adapter off) and precomputed reference log-probs keep TRL's forward;
     images, MoE router losses and models whose cache is not plain full attention too."""
@@ -37,9 +37,9 @@ class PlaypenDPOTrainer(DPOTrainer):
             return super()._compute_loss(model, inputs, return_outputs)
         reference = self.ref_model
         if reference is not None:
-            self.ref_model = PairForward(reference)
+            self.ref_model = PromptForward(reference)
         try:
-            return super()._compute_loss(PairForward(model), inputs, return_outputs)
+            return super()._compute_loss(PromptForward(model), inputs, return_outputs)
         finally:
             self.ref_model = reference
 

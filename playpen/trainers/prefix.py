@@ -17,12 +17,14 @@ keys and values, made inside each layer's forward). Both forwards go through the
 and accelerate wrappers included), the prompts' through the model's own head on their last position only.
 
 DPO's pairs share their prompt in the same way, but TRL lays them out differently: each row is its prompt and
-answer, right-padded, chosen rows then rejected rows, and prompts of a batch differ in length. `PairForward`
+answer, right-padded, chosen rows then rejected rows, and prompts of a batch differ in length. `PromptForward`
 shifts every row so that the prompts end in the same column (positions kept, so rotary embeddings see what they
 saw), forwards each distinct prompt once and the answers on top, and lays each per-token output back where
-DPOTrainer reads it.
+the trainer reads it. SFT's rows are laid out alike, but no two share their whole prompt (each is another
+instance); they do share its beginning (the chat template's system turn, the game's rules before the
+instance's own part), so where no whole prompt is shared the batch's common beginning is forwarded once.
 
-Both forwards also work under gradient checkpointing: the cache never grows (recording keeps a layer's last
+All these forwards also work under gradient checkpointing: the cache never grows (recording keeps a layer's last
 states, reading concatenates without storing), so a checkpointed layer's recomputation sees what its forward
 saw, and the layers are allowed to keep it (`_can_checkpoint_with_cache`). Reentrant checkpointing would drop
 the gradient reaching a prompt through its keys and values, so there (and for models whose cache is not plain
@@ -229,11 +231,26 @@ def aligned_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor, cut: tor
     return source.clamp(0, input_ids.size(1) - 1), valid, lengths, width
 
 
-class PairForward:
-    """The model as DPOTrainer calls it (`model(input_ids, attention_mask, labels=..., fused_lm_head=True)`, rows
-    right-padded, labels -100 outside the answers), with each distinct prompt forwarded once for all the rows that
-    start with it (a pair's chosen and rejected answer), the answers on its keys and values. Returns TRL's fused
-    output with every per-token field where the per-row forward puts it; anything else goes to the model as is."""
+# The common beginning is forwarded apart only where it saves at least this share of a batch's tokens: each row's
+# keys and values are then copied in every layer, which costs what a few shared tokens save (SmolLM2-135M, LoRA,
+# 4 rows of 330 tokens on a CPU: sharing 2% of the tokens was no faster, 7% was; the demo's SFT batches share
+# about 30%, docs/benchmarks.md).
+MIN_SHARED_SHARE = 0.05
+
+
+def common_prefix(input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> int:
+    """How many leading tokens, at most `limit`, every row has and shares with the others."""
+    same = (input_ids[:, :limit] == input_ids[:1, :limit]).all(dim=0) & attention_mask[:, :limit].bool().all(dim=0)
+    return limit if bool(same.all()) else int(same.int().argmin())
+
+
+class PromptForward:
+    """The model as TRL's DPO and SFT trainers call it (`model(input_ids, attention_mask, labels=...,
+    fused_lm_head=True)`, rows right-padded, labels -100 outside the answers), with each distinct prompt
+    forwarded once for all the rows that start with it (a pair's chosen and rejected answer), the answers on its
+    keys and values; where no two rows share their prompt (SFT), the beginning all rows share is forwarded once
+    instead. Returns TRL's fused output with every per-token field where the per-row forward puts it; anything
+    else goes to the model as is."""
 
     def __init__(self, model: torch.nn.Module):
         self.model = model
@@ -258,11 +275,17 @@ class PairForward:
             return whole()
         source, valid, lengths, width = aligned_rows(input_ids, attention_mask, cut)
         ids = input_ids.gather(1, source).masked_fill(~valid, 0)
+        rows, first = prefix_groups(ids[:, :width], valid[:, :width].to(attention_mask.dtype))
+        if len(first) == len(rows):  # no prompt shared whole: share the rows' common beginning, if worth it
+            shared = common_prefix(input_ids, attention_mask, int(cut.min()))
+            if shared < 1 or shared * (len(rows) - 1) < MIN_SHARED_SHARE * int(attention_mask.sum()):
+                return whole()
+            cut = torch.full_like(cut, shared)
+            source, valid, lengths, width = aligned_rows(input_ids, attention_mask, cut)
+            ids = input_ids.gather(1, source).masked_fill(~valid, 0)
+            rows, first = prefix_groups(ids[:, :width], valid[:, :width].to(attention_mask.dtype))
         mask = valid.to(attention_mask.dtype)
         positions = source.masked_fill(~valid, 0)  # each token keeps its position in the per-row forward
-        rows, first = prefix_groups(ids[:, :width], mask[:, :width])
-        if len(first) == len(rows):
-            return whole()
         shifted = labels.gather(1, source).masked_fill(~valid, -100)
         with cache_through_checkpoints(checkpointed_layers(self.model)):
             prompts = SharedPrefixCache.recorder(layers)

@@ -17,7 +17,7 @@ from playpen.trainers.base import setting
 from playpen.trainers.own_play import OwnPlay, best_per_instance, turn_samples, won
 from playpen.trainers.rounds import RoundsConfig, RoundsTrainer
 from playpen.trainers.samples import expert_episodes
-from playpen.trainers.sft import SFTSettings, sft_args
+from playpen.trainers.sft import PlaypenSFTTrainer, SFTSettings, sft_args
 
 
 @dataclass
@@ -63,5 +63,6 @@ class SelfImprovement(RoundsTrainer):
         return rows[: config.expert_samples]
 
     def round_trainer(self, model, tokenizer, dataset, round_index: int):
-        return trl.SFTTrainer(model=model, processing_class=tokenizer, train_dataset=dataset,
-                              args=sft_args(self, dataset, tokenizer, model, **self.round_values(round_index)))
+        return PlaypenSFTTrainer(model=model, processing_class=tokenizer, train_dataset=dataset,
+                                 args=sft_args(self, dataset, tokenizer, model, **self.round_values(round_index)),
+                                 shared_prefix=self.config.shared_prefix)

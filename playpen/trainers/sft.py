@@ -3,7 +3,8 @@ LoRA adapter (`lora`).
 
 By default the expert players play the train split of the games (recorded once in playpen-records/expert);
 every assistant turn of a won episode (or of each sample in `data`) becomes a prompt-completion sample, so the
-loss covers the learner's turns only, with any chat template.
+loss covers the learner's turns only, with any chat template. `PlaypenSFTTrainer` is TRL's SFTTrainer forwarding the
+beginning its batch's samples share once (`shared_prefix`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,24 @@ from dataclasses import dataclass
 import trl
 
 from playpen.trainers.base import TRAINING_GAMES, AdapterSettings, PlaypenConfig, PlaypenTrainer, setting
+from playpen.trainers.prefix import PromptForward
 from playpen.trainers.samples import sft_max_length, sft_samples
+
+
+class PlaypenSFTTrainer(trl.SFTTrainer):
+    """SFTTrainer whose training forward goes through `PromptForward` (`shared_prefix`, the default): the
+    beginning every sample of a batch shares (the system turn, a game's rules before the instance) is forwarded
+    once, with the same loss, metrics and gradients as TRL's per-row forward. Where too little is shared, or the
+    batch is not one it knows (padding-free rows, images, full logits for a custom loss), TRL's forward runs."""
+
+    def __init__(self, *args, shared_prefix: bool = True, **kwargs):
+        self.shared_prefix = shared_prefix
+        super().__init__(*args, **kwargs)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if self.shared_prefix and not return_outputs:
+            model = PromptForward(model)
+        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
 
 @dataclass
@@ -24,6 +42,8 @@ class SFTSettings:
     max_length: int | None = setting(0, "tokens per sample; 0: the longest sample (whole episodes), up to the "
                                         "learner's context")
     completion_only_loss: bool | None = setting(True, "the loss covers the learner's turns only")
+    shared_prefix: bool = setting(True, "forward the beginning a batch's samples share once (the same loss and "
+                                        "gradients, less compute; false: TRL's forward of every sample whole)")
 
 
 @dataclass
@@ -53,7 +73,7 @@ class GameSFTConfig(SFTSettings, AdapterSettings, PlaypenConfig, trl.SFTConfig):
 
 
 class GameSFT(PlaypenTrainer):
-    """SFT with TRL's SFTTrainer on `sft_samples`; the model is registered as <learner>-sft (or -sft-lora)."""
+    """SFT with `PlaypenSFTTrainer` on `sft_samples`; the model is registered as <learner>-sft (or -sft-lora)."""
 
     config_class = GameSFTConfig
 
@@ -61,8 +81,9 @@ class GameSFT(PlaypenTrainer):
         config = self.config
         samples = sft_samples(config.games, config.data, config.fresh_instances, config.roles, config.seed)
         model, tokenizer = self.load_learner()
-        trainer = trl.SFTTrainer(model=model, processing_class=tokenizer, args=sft_args(self, samples, tokenizer, model),
-                                 train_dataset=samples, peft_config=config.peft_config())
+        trainer = PlaypenSFTTrainer(model=model, processing_class=tokenizer,
+                                    args=sft_args(self, samples, tokenizer, model), train_dataset=samples,
+                                    peft_config=config.peft_config(), shared_prefix=config.shared_prefix)
         self.train(trainer)
         self.finish(trainer, adapter=config.lora)
 

@@ -1,9 +1,9 @@
 """Turn-weighted SFT: each game turn trained on counts by what the game says it was worth.
 
-`WeightedSFTTrainer` is TRL's SFTTrainer with each sample's token losses scaled by its `weight` column: with
-every weight 1 the loss is TRL's own (the mean negative log-likelihood over the batch's completion tokens); a
-weight of 2 counts a sample's tokens twice, 0 not at all. `TurnWeightedSFT` is the Playpen trainer that
-plays the episodes, weights their turns by their returns and trains on them.
+`WeightedSFTTrainer` is TRL's SFTTrainer (as `PlaypenSFTTrainer`) with each sample's token losses scaled by its
+`weight` column: with every weight 1 the loss is TRL's own (the mean negative log-likelihood over the batch's
+completion tokens); a weight of 2 counts a sample's tokens twice, 0 not at all. `TurnWeightedSFT` is the
+Playpen trainer that plays the episodes, weights their turns by their returns and trains on them.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from typing import Any
 
 import torch
 import trl
-from trl import SFTTrainer
 
 from playpen.engine.results import UNSCORED
 from playpen.errors import PlaypenError
 from playpen.trainers.base import TRAINING_GAMES, AdapterSettings, PlaypenConfig, PlaypenTrainer, setting
 from playpen.trainers.credit import EpisodeReward
 from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, tasks_by_game, turn_samples
-from playpen.trainers.sft import SFTSettings, sft_args
+from playpen.trainers.prefix import PromptForward
+from playpen.trainers.sft import PlaypenSFTTrainer, SFTSettings, sft_args
 
 WEIGHT_COLUMN = "weight"
 
@@ -47,7 +47,7 @@ class WeightedCollator:
         return batch
 
 
-class WeightedSFTTrainer(SFTTrainer):
+class WeightedSFTTrainer(PlaypenSFTTrainer):
     """SFTTrainer reading a `weight` column (a float per sample; 1 where missing): the loss is
     sum(weight x token NLL) / the number of completion tokens, as TRL normalises its own."""
 
@@ -66,7 +66,7 @@ class WeightedSFTTrainer(SFTTrainer):
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         mode = "train" if self.model.training else "eval"
         inputs["use_cache"] = False
-        outputs = model(**inputs, fused_lm_head=True)
+        outputs = (PromptForward(model) if self.shared_prefix else model)(**inputs, fused_lm_head=True)
         # log_probs[:, t] scores labels[:, t + 1]: the weights of the label positions
         weights = weights[:, 1:].to(outputs.log_probs.device, outputs.log_probs.dtype)
         num_tokens = outputs.label_mask.sum() if num_items_in_batch is None else num_items_in_batch
@@ -175,6 +175,7 @@ class TurnWeightedSFT(PlaypenTrainer):
         print(f"turn-weighted SFT: {len(dataset)} turns, weights {min(weights):.2f}-{max(weights):.2f} (mean 1)",
               flush=True)
         trainer = WeightedSFTTrainer(model=model, processing_class=tokenizer, args=sft_args(self, dataset, tokenizer, model),
-                                     peft_config=self.config.peft_config(), train_dataset=dataset)
+                                     peft_config=self.config.peft_config(), train_dataset=dataset,
+                                     shared_prefix=self.config.shared_prefix)
         self.train(trainer)
         self.finish(trainer, adapter=self.config.lora)

@@ -364,35 +364,41 @@ def assert_same_dpo(expected, actual, rtol: float = 1e-4):
         torch.testing.assert_close(g1[name], g0[name], rtol=rtol, atol=rtol * max(scale, 1e-6), msg=name)
 
 
-@pytest.mark.parametrize("attn", ["sdpa", "eager"])
-@pytest.mark.parametrize("checkpointing", [False, True])
-@pytest.mark.parametrize("lora", [False, True])
-def test_pair_forward_equals_dpos_per_row_forward(attn, checkpointing, lora):
+def prompt_forward_rows(batch: dict[str, torch.Tensor], attn: str, checkpointing: bool, lora: bool
+                        ) -> list[tuple[int, int]]:
+    """`PromptForward` on `batch` gives the outputs and gradients of the model's per-row forward; returns the
+    shapes of the forwards it made."""
     model = fused_dpo_llama(attn)
     if lora:
         model = with_lora(model)
     if checkpointing:
         model.activation_checkpointing_enable()
-    batch = pairs_batch(PAIRS)
     expected = dpo_outputs_and_grads(model, model, batch)
     calls = Calls(model)
-    actual = dpo_outputs_and_grads(model, prefix.PairForward(model), batch)
+    assert_same_dpo(expected, dpo_outputs_and_grads(model, prefix.PromptForward(model), batch))
+    return calls.rows
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+@pytest.mark.parametrize("checkpointing", [False, True])
+@pytest.mark.parametrize("lora", [False, True])
+def test_pair_forward_equals_dpos_per_row_forward(attn, checkpointing, lora):
+    rows = prompt_forward_rows(pairs_batch(PAIRS), attn, checkpointing, lora)
     # three prompts once each (aligned to the longest, without their last token), then six answers, each after
     # its prompt's last token
     prompt, answer = max(len(p) for p, _, _ in PAIRS) - 1, max(len(a) for _, *both in PAIRS for a in both) + 1
-    assert calls.rows[:2] == [(3, prompt), (6, answer)]
-    assert_same_dpo(expected, actual)
+    assert rows[:2] == [(3, prompt), (6, answer)]
 
 
 def test_pair_forward_rows_reading_another_prompt_change_the_result(monkeypatch):
     model = fused_dpo_llama()
     batch = pairs_batch(PAIRS)
     with torch.no_grad():
-        right = prefix.PairForward(model)(**batch, fused_lm_head=True).log_probs
+        right = prefix.PromptForward(model)(**batch, fused_lm_head=True).log_probs
         real = prefix.prefix_groups
         monkeypatch.setattr(prefix, "prefix_groups", lambda ids, mask: ((real(ids, mask)[0] + 1) % 3,
                                                                         real(ids, mask)[1]))
-        wrong = prefix.PairForward(model)(**batch, fused_lm_head=True).log_probs
+        wrong = prefix.PromptForward(model)(**batch, fused_lm_head=True).log_probs
     assert (right - wrong).abs().max() > 1e-2
 
 
@@ -401,7 +407,7 @@ def test_pair_forward_leaves_what_it_does_not_know_to_the_model():
     model's own forward, once, on the rows as given."""
     model = fused_dpo_llama().eval()
     calls = Calls(model)
-    forward = prefix.PairForward(model)
+    forward = prefix.PromptForward(model)
     with torch.no_grad():
         alone = pairs_batch(PAIRS[:1])
         alone["input_ids"] = alone["input_ids"][:1]  # the chosen row only: nothing shared
@@ -440,6 +446,80 @@ def test_the_real_model_gives_dpo_the_same_logps_and_gradients(smollm2, lora):
         pad=tokenizer.pad_token_id)
     expected = dpo_outputs_and_grads(model, model, batch)
     calls = Calls(model)
-    actual = dpo_outputs_and_grads(model, prefix.PairForward(model), batch)
+    actual = dpo_outputs_and_grads(model, prefix.PromptForward(model), batch)
     assert [rows for rows, _ in calls.rows[:2]] == [2, 4]
     assert_same_dpo(expected, actual, rtol=1e-3)
+
+
+def sft_batch(samples: list[tuple[list[int], list[int]]], pad: int = 0) -> dict[str, torch.Tensor]:
+    """TRL's own SFT batch (its collator, completion-only loss): rows prompt+completion, right-padded, labels -100
+    outside the completions."""
+    from trl.trainer.sft_trainer import DataCollatorForLanguageModeling
+
+    batch = DataCollatorForLanguageModeling(pad_token_id=pad)(
+        [{"input_ids": p + c, "labels": [-100] * len(p) + c} for p, c in samples])
+    return {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"], "labels": batch["labels"]}
+
+
+# three instances of one game: the rules (7 tokens) shared, the instance's own part and the answers not
+RULES = [5, 9, 17, 23, 8, 30, 12]
+SFT_SAMPLES = [(RULES + [40, 41], [11, 12, 3]), (RULES + [42, 43, 44, 45], [21, 3]),
+               (RULES + [46], [31, 32, 33, 34, 3])]
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+@pytest.mark.parametrize("checkpointing", [False, True])
+@pytest.mark.parametrize("lora", [False, True])
+def test_sft_batches_share_their_common_beginning(attn, checkpointing, lora):
+    batch = sft_batch(SFT_SAMPLES)
+    rows = prompt_forward_rows(batch, attn, checkpointing, lora)
+    assert rows[:2] == [(1, len(RULES)), (3, batch["input_ids"].size(1) - len(RULES))]  # the rules once, then the rest
+
+
+def test_sft_rows_sharing_too_little_take_the_per_row_forward(monkeypatch):
+    model = fused_dpo_llama().eval()
+    batch = sft_batch(SFT_SAMPLES)
+    calls = Calls(model)
+    with torch.no_grad():
+        monkeypatch.setattr(prefix, "MIN_SHARED_SHARE", 0.5)  # 2 x 7 shared tokens of the batch's 37
+        prefix.PromptForward(model)(**batch, fused_lm_head=True)
+        monkeypatch.setattr(prefix, "MIN_SHARED_SHARE", 0.1)
+        different = sft_batch([([6, *RULES[1:], 40], [11, 3]), *SFT_SAMPLES[1:]])  # nothing shared by all rows
+        prefix.PromptForward(model)(**different, fused_lm_head=True)
+        prefix.PromptForward(model)(**batch, fused_lm_head=True)
+    assert calls.rows == [tuple(batch["input_ids"].shape), tuple(different["input_ids"].shape),
+                          (1, len(RULES)), (3, batch["input_ids"].size(1) - len(RULES))]
+
+
+def test_the_sft_trainer_shares_prefixes_unless_told_not_to(tiny):
+    """PlaypenSFTTrainer trains to the same losses and weights with and without the shared beginning, on a
+    real tokenizer's chat template (the system turn and the rules shared by every sample)."""
+    from datasets import Dataset
+    from trl import SFTConfig
+
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers.base import device_args, load_learner
+    from playpen.trainers.sft import PlaypenSFTTrainer
+
+    rules = "You play a game. Describe the target grid so that the other player can pick it. "
+    data = Dataset.from_list([{"prompt": [{"role": "user", "content": rules + f"Grid {i}: " + "X O " * i}],
+                               "completion": [{"role": "assistant", "content": f"Expression: {i} crosses"}]}
+                              for i in range(1, 9)])
+
+    def train(shared: bool) -> tuple[list[float], dict[str, torch.Tensor]]:
+        model, tokenizer = load_learner(resolve_model_spec(tiny))
+        args = SFTConfig(output_dir="out", report_to="none", save_strategy="no", per_device_train_batch_size=4,
+                         max_steps=2, logging_steps=1, learning_rate=1e-3, seed=3, **device_args())
+        trainer = PlaypenSFTTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=data,
+                                    shared_prefix=shared)
+        calls = Calls(trainer.model)
+        trainer.train()
+        assert (calls.rows[0][0] == 1) is shared  # the shared beginning is forwarded on its own, one row
+        losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+        return losses, {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+
+    (losses, weights), (trl_losses, trl_weights) = train(True), train(False)
+    assert len(losses) == 2
+    assert losses == pytest.approx(trl_losses, rel=1e-4)
+    for name, value in weights.items():
+        torch.testing.assert_close(value, trl_weights[name], rtol=1e-4, atol=1e-5, msg=name)
