@@ -273,17 +273,19 @@ class PromptForward:
         cut = scored.int().argmax(dim=1) - 1  # the prompt's last token starts the continuation
         if bool((cut < 1).any()):
             return whole()
-        source, valid, lengths, width = aligned_rows(input_ids, attention_mask, cut)
-        ids = input_ids.gather(1, source).masked_fill(~valid, 0)
-        rows, first = prefix_groups(ids[:, :width], valid[:, :width].to(attention_mask.dtype))
+        def lay_out(cut: torch.Tensor):
+            source, valid, lengths, width = aligned_rows(input_ids, attention_mask, cut)
+            ids = input_ids.gather(1, source).masked_fill(~valid, 0)
+            return (source, valid, lengths, width, ids,
+                    *prefix_groups(ids[:, :width], valid[:, :width].to(attention_mask.dtype)))
+
+        source, valid, lengths, width, ids, rows, first = lay_out(cut)
         if len(first) == len(rows):  # no prompt shared whole: share the rows' common beginning, if worth it
             shared = common_prefix(input_ids, attention_mask, int(cut.min()))
             if shared < 1 or shared * (len(rows) - 1) < MIN_SHARED_SHARE * int(attention_mask.sum()):
                 return whole()
             cut = torch.full_like(cut, shared)
-            source, valid, lengths, width = aligned_rows(input_ids, attention_mask, cut)
-            ids = input_ids.gather(1, source).masked_fill(~valid, 0)
-            rows, first = prefix_groups(ids[:, :width], valid[:, :width].to(attention_mask.dtype))
+            source, valid, lengths, width, ids, rows, first = lay_out(cut)
         mask = valid.to(attention_mask.dtype)
         positions = source.masked_fill(~valid, 0)  # each token keeps its position in the per-row forward
         shifted = labels.gather(1, source).masked_fill(~valid, -100)

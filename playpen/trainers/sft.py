@@ -28,9 +28,13 @@ class PlaypenSFTTrainer(trl.SFTTrainer):
         self.shared_prefix = shared_prefix
         super().__init__(*args, **kwargs)
 
+    def training_forward(self, model):
+        """The model as the loss calls it: through `PromptForward` unless `shared_prefix` is off."""
+        return PromptForward(model) if self.shared_prefix else model
+
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        if self.shared_prefix and not return_outputs:
-            model = PromptForward(model)
+        if not return_outputs:
+            model = self.training_forward(model)
         return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
 
 

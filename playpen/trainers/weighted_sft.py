@@ -20,7 +20,6 @@ from playpen.errors import PlaypenError
 from playpen.trainers.base import TRAINING_GAMES, AdapterSettings, PlaypenConfig, PlaypenTrainer, setting
 from playpen.trainers.credit import EpisodeReward
 from playpen.trainers.own_play import OwnPlay, outcome_stats, seat_indices, tasks_by_game, turn_samples
-from playpen.trainers.prefix import PromptForward
 from playpen.trainers.sft import PlaypenSFTTrainer, SFTSettings, sft_args
 
 WEIGHT_COLUMN = "weight"
@@ -66,7 +65,7 @@ class WeightedSFTTrainer(PlaypenSFTTrainer):
             return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
         mode = "train" if self.model.training else "eval"
         inputs["use_cache"] = False
-        outputs = (PromptForward(model) if self.shared_prefix else model)(**inputs, fused_lm_head=True)
+        outputs = self.training_forward(model)(**inputs, fused_lm_head=True)
         # log_probs[:, t] scores labels[:, t + 1]: the weights of the label positions
         weights = weights[:, 1:].to(outputs.log_probs.device, outputs.log_probs.dtype)
         num_tokens = outputs.label_mask.sum() if num_items_in_batch is None else num_items_in_batch
