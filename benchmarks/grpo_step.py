@@ -1,23 +1,26 @@
 """One GRPO training step with each group's prompt forwarded once against TRL's per-sample forward, in one run.
 
     python benchmarks/grpo_step.py [--games referencegame,wordle] [--group 8] [--max-tokens 48]
-                                   [--threads N] [--keep DIR]
+                                   [--threads N] [--keep DIR] [--model smollm2-135m]
 
-The real model (smollm2-135m, `playpen models fetch smollm2-135m`) plays one group of `--group` episodes of
+The real model (smollm2-135m, `playpen models fetch smollm2-135m`; `--model` another registered one, e.g. the
+demo's SFT model from its folder) plays one group of `--group` episodes of
 the first train instance of each game at temperature 1 (the expert plays any other role), through GameRollout,
 so the samples are exactly what GRPO trains on: per episode the learner's first prompt, then the rest of the
 episode, its own tokens marked. (`--keep DIR` keeps them in DIR and reuses them on the next run.)
 
 Then, per game, each side runs in its own process with the same samples: PlaypenGRPOTrainer (TRL's defaults:
 gradient checkpointing on) builds the batch, and one training step's forward and backward (`compute_loss`,
-`backward`) is timed, `shared_prefix` on and off. Peak memory is the step's own: on a GPU the allocator's peak
+`backward`) is timed, `shared_prefix` on and off, and shared with every completion forwarded as wide as the
+longest ("one_width", instead of in groups of like length: `prefix.length_groups`). Peak memory is the step's own: on a GPU the allocator's peak
 above what was allocated before the step; on the CPU the process's peak resident memory above its resident
 memory before the step (Linux; the freed heap is handed back first). The two sides' log-probs and every
 parameter's gradient are compared.
 
 The last output line is JSON: {"speedup": x, "peak_memory_ratio": y, "max_abs_grad_diff": z, ...} for the
 first game (the referencegame group), each game's under "games". speedup and peak_memory_ratio are the
-per-sample forward's over the shared-prefix forward's (> 1: the shared prefix is faster, smaller).
+per-sample forward's over the shared-prefix forward's (> 1: the shared prefix is faster, smaller);
+length_groups_speedup is one_width's seconds over the shared side's.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-MODEL = "smollm2-135m"
+MODEL = "smollm2-135m"  # --model
 
 
 def play_group(game: str, group: int, max_tokens: int, seed: int, records: Path) -> dict:
@@ -158,6 +161,10 @@ def run_side(samples_file: Path, side: str, out: Path, threads: int) -> dict:
 
     if threads:
         torch.set_num_threads(threads)
+    if side == "one_width":  # every completion as wide as the longest: no group is ever worth its forward
+        from playpen.trainers import prefix
+
+        prefix.FORWARD_COST_TOKENS = 1 << 30
     data = json.loads(samples_file.read_text())
     prompt, samples = data["prompt"], data["samples"]
     group = len(samples["prompt_ids"])
@@ -168,7 +175,7 @@ def run_side(samples_file: Path, side: str, out: Path, threads: int) -> dict:
                           **device_args())
         trainer = PlaypenGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=episode_reward,
                                      args=args, train_dataset=Dataset.from_dict({"prompt": [prompt]}),
-                                     rollout_func=lambda prompts, trainer: samples, shared_prefix=side == "shared")
+                                     rollout_func=lambda prompts, trainer: samples, shared_prefix=side != "plain")
         trainer.model.activation_checkpointing_enable(args.activation_checkpointing_kwargs or None)  # as train()
         trainer.model.train()
         trainer.current_gradient_accumulation_steps = 1  # set by the training loop around compute_loss
@@ -229,6 +236,7 @@ def compare(plain: Path, shared: Path) -> dict:
 
 
 def main() -> None:
+    global MODEL
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default="referencegame,wordle",
                         help="comma-separated; the first is the headline (default: referencegame,wordle)")
@@ -239,10 +247,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--keep", type=Path, help="keep the played groups here and reuse them")
+    parser.add_argument("--model", default=MODEL, help="the learner (default: smollm2-135m)")
     parser.add_argument("--side", help=argparse.SUPPRESS)  # internal: run one side in this process
     parser.add_argument("--samples", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    MODEL = args.model
 
     if args.side:
         print(json.dumps(run_side(args.samples, args.side, args.out, args.threads)))
@@ -250,7 +260,7 @@ def main() -> None:
 
     from playpen.fetch import fetched_path
 
-    if fetched_path(MODEL) is None:
+    if MODEL == "smollm2-135m" and fetched_path(MODEL) is None:
         sys.exit(f"{MODEL} is not fetched: playpen models fetch {MODEL}")
     work = Path(tempfile.mkdtemp(prefix="grpo-step-"))
     keep = args.keep or work
@@ -274,9 +284,9 @@ def main() -> None:
         row = {**shape(samples), "scripted": scripted, "turns_mean": round(sum(max(t) + 1 for t in samples["token_turns"])
                                                      / len(samples["token_turns"]), 2)}
         sides = {}
-        for side in ("plain", "shared"):
+        for side in ("plain", "shared", "one_width"):
             command = [sys.executable, __file__, "--side", side, "--samples", str(samples_file),
-                       "--out", str(work / f"{game}-{side}.pt"), "--threads", str(args.threads)]
+                       "--out", str(work / f"{game}-{side}.pt"), "--threads", str(args.threads), "--model", MODEL]
             done = subprocess.run(command, capture_output=True, text=True, env={**os.environ})
             if done.returncode:
                 sys.exit(f"{game} {side} failed:\n{done.stderr[-3000:]}")
@@ -284,6 +294,8 @@ def main() -> None:
         row.update(compare(work / f"{game}-plain.pt", work / f"{game}-shared.pt"))
         row.update({"plain_seconds": sides["plain"]["seconds"], "shared_seconds": sides["shared"]["seconds"],
                     "speedup": round(sides["plain"]["seconds"] / sides["shared"]["seconds"], 2),
+                    "one_width_seconds": sides["one_width"]["seconds"],
+                    "length_groups_speedup": round(sides["one_width"]["seconds"] / sides["shared"]["seconds"], 2),
                     "plain_peak_mib": round(sides["plain"]["peak_bytes"] / 2**20, 1),
                     "shared_peak_mib": round(sides["shared"]["peak_bytes"] / 2**20, 1),
                     "peak_memory_ratio": round(sides["plain"]["peak_bytes"] / max(sides["shared"]["peak_bytes"], 1), 2),
@@ -291,14 +303,16 @@ def main() -> None:
         report[game] = row
         print(f"{game}: {row['rows']} rows, prompt {row['prompt_tokens']} tokens, completions up to "
               f"{row['completion_tokens_max']} ({row['turns_mean']} learner turns on average): "
-              f"{row['plain_seconds']} s -> {row['shared_seconds']} s (x{row['speedup']}), peak "
+              f"{row['plain_seconds']} s -> {row['shared_seconds']} s (x{row['speedup']}; one width "
+              f"{row['one_width_seconds']} s, x{row['length_groups_speedup']} for the length groups), peak "
               f"{row['plain_peak_mib']} -> {row['shared_peak_mib']} MiB (x{row['peak_memory_ratio']}), "
               f"max |grad diff| {row['max_abs_grad_diff']:.2e} (max |grad| {row['max_abs_grad']:.2e})", flush=True)
     if not os.environ.get("PLAYPEN_KEEP_GRADS"):  # (to look into a difference)
         for f in work.glob("*.pt"):
             f.unlink()
     head = report[args.games.split(",")[0]]
-    print(json.dumps({"speedup": head["speedup"], "peak_memory_ratio": head["peak_memory_ratio"],
+    print(json.dumps({"speedup": head["speedup"], "length_groups_speedup": head["length_groups_speedup"],
+                      "peak_memory_ratio": head["peak_memory_ratio"],
                       "max_abs_grad_diff": max(r["max_abs_grad_diff"] for r in report.values()),
                       "games": report}))
 

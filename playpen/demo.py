@@ -14,7 +14,7 @@ GRPO on referencegame, the model describing grids to the expert Follower and rew
 teaches it to describe its grids well enough to be understood. Evaluation uses the validation split, training
 the train split or fresh instances (never a validation one), so no evaluated instance was seen in training.
 Writes summary.json ({"model", "before", "sft", "after", "seconds", "matmul_gflops": this machine's float32
-matmul speed, to compare the time across machines}) and demo.png (the three stages per game, and the
+matmul speed, to compare the time across machines, "stage_seconds": [kind, seconds] per step}) and demo.png (the three stages per game, and the
 GRPO reward curve).
 """
 
@@ -45,6 +45,7 @@ class Step:
     title: str
     argv: list[str]
     call: Callable[[], object]
+    kind: str  # model, evaluate, sft, grpo, report or export: its cost (Plan.costs) and its line in summary.json
     cost: float = 0.0  # seconds on the reference machine (Plan.reference_gflops), for the remaining-time estimate
 
 
@@ -87,18 +88,20 @@ PLANS = {
     # activation checkpointing (a 135M model on a CPU needs the memory less than the time). The SFT stops short of
     # copying the target's first row exactly every time, so that the outcome reward has copies to correct
     # (docs/benchmarks.md): the learning benchmark's real-model recipe, shortened (20 SFT steps on the Giver's
-    # turns give it about the Giver samples of the earlier 40 on both roles' turns; GRPO 12 steps, not 18).
+    # turns give it about the Giver samples of the earlier 40 on both roles' turns; GRPO 10 steps, not 18, its answers
+    # cut at 40 tokens: a sound description takes 15-30, and the rare rambling one held every step's decoding up).
+    # The experts play 120 instances, enough for the 80 samples the SFT takes.
     "smollm2-135m": Plan("smollm2-135m", "sft_trainer_lora.py",
                          sft=["games=referencegame", "roles=Instruction Giver", "max_steps=20", "batch_size=4",
-                              "learning_rate=3e-4", "fresh_instances=400", "activation_checkpointing=false",
+                              "learning_rate=3e-4", "fresh_instances=120", "activation_checkpointing=false",
                               "logging_steps=5", "save_steps=0"],
-                         grpo=["games=referencegame", "max_steps=12", "num_generations=8", "instances_per_step=2",
+                         grpo=["games=referencegame", "max_steps=10", "num_generations=8", "instances_per_step=2",
                                "learning_rate=3e-4", "lora=true", "reward=success", "abort_penalty=-1",
                                "fresh_instances=400", "activation_checkpointing=false", "logging_steps=1",
                                "save_steps=0"],
-                         max_tokens=64, grpo_max_tokens=64,
-                         costs={"model": 1, "evaluate": 18, "sft": 116, "grpo": 224, "report": 1, "export": 6},
-                         reference_gflops=188.0),
+                         max_tokens=64, grpo_max_tokens=40,
+                         costs={"model": 1, "evaluate": 30, "sft": 186, "grpo": 250, "report": 1, "export": 2},
+                         reference_gflops=111.7),
 }
 DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model
 
@@ -130,7 +133,7 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
                                  split="validation")
             print_summary(summarize(results))
         return Step(title, ["play", "-g", *GAMES, "-m", model, "expert", "--split", "validation", "-L",
-                            str(plan.max_tokens), "-r", folder], call, plan.costs.get("evaluate", 0.0))
+                            str(plan.max_tokens), "-r", folder], call, "evaluate", plan.costs.get("evaluate", 0.0))
 
     def report() -> None:
         for table in write_report_tables([folder for _, _, folder in plan.stages], "report").values():
@@ -139,10 +142,11 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
     (_, start, before), (_, tuned, after_sft), (_, final, after) = plan.stages
     if plan.model == "tiny":
         make = Step("Build a tiny local chat model (random weights, tokenizer trained on the games' text)",
-                    ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny"), plan.costs.get("model", 0.0))
+                    ["models", "create-tiny", "tiny"], lambda: create_tiny("tiny"), "model",
+                    plan.costs.get("model", 0.0))
     else:
         make = Step(f"Get the real {plan.model} (fetched once into the model cache, offline afterwards)",
-                    ["models", "fetch", plan.model], lambda: fetch(plan.model), plan.costs.get("model", 0.0))
+                    ["models", "fetch", plan.model], lambda: fetch(plan.model), "model", plan.costs.get("model", 0.0))
     length = str(plan.grpo_max_tokens)
     return [
         make,
@@ -152,19 +156,21 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
              + ("fresh training instances" if any(v.startswith("fresh_instances=") for v in sft_settings)
                 else "train split") + ")",
              ["run", sft, "-l", start, *settings(sft_settings)],
-             lambda: run_trainer(GameSFT, start, settings=lora + sft_settings), plan.costs.get("sft", 0.0)),
+             lambda: run_trainer(GameSFT, start, settings=lora + sft_settings), "sft", plan.costs.get("sft", 0.0)),
         evaluation("Evaluate the SFT model on the same validation instances", tuned, after_sft),
         Step("Online GRPO: the model describes referencegame's grids to the expert, rewarded by the outcome",
              ["run", grpo, "-l", tuned, "-t", "expert", "-T", "1.0", "-L", length, *settings(grpo_settings)],
              lambda: run_trainer(GameGRPO, tuned, "expert", temperature=1.0, max_tokens=plan.grpo_max_tokens,
-                                 settings=grpo_settings), plan.costs.get("grpo", 0.0)),
+                                 settings=grpo_settings), "grpo", plan.costs.get("grpo", 0.0)),
         evaluation("Evaluate the GRPO model on the same validation instances", f"{tuned}-grpo", after),
         Step("One report with the three stages side by side",
-             ["report", "-r", before, after_sft, after, "-o", "report"], report, plan.costs.get("report", 0.0)),
+             ["report", "-r", before, after_sft, after, "-o", "report"], report, "report",
+             plan.costs.get("report", 0.0)),
         Step("Export the final model: one standalone checkpoint (adapters merged) with a model card that carries "
              "its training chain and the three evaluations",
              ["models", "export", final, EXPORT_DIR, "--eval", before, after_sft, after],
-             lambda: export_model(final, EXPORT_DIR, evals=[before, after_sft, after]), plan.costs.get("export", 0.0)),
+             lambda: export_model(final, EXPORT_DIR, evals=[before, after_sft, after]), "export",
+             plan.costs.get("export", 0.0)),
     ]
 
 
@@ -187,14 +193,19 @@ def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
     try:
         todo = steps(plan)
         countdown = Countdown([step.cost for step in todo], plan.reference_gflops)
+        stages = []  # [kind, seconds] per step, in order
         for number, step in enumerate(todo, start=1):
             left = countdown.left()
             print(f"\n[{number}/{len(todo)}] {step.title}" + (f" (about {_minutes(left)} left)" if left else "")
                   + f"\n$ playpen {shlex.join(_short(step.argv))}", flush=True)
             started = time.perf_counter()
             step.call()
-            countdown.finished(time.perf_counter() - started)
-        summary = {**_summary(plan, time.perf_counter() - start), "matmul_gflops": countdown.gflops}
+            seconds = time.perf_counter() - started
+            countdown.finished(seconds)
+            stages.append([step.kind, round(seconds, 1)])
+            print(f"({step.kind}: {seconds:.0f} s)", flush=True)
+        summary = {**_summary(plan, time.perf_counter() - start), "matmul_gflops": countdown.gflops,
+                   "stage_seconds": stages}
         atomic_write_json("summary.json", summary)
         _plot(plan, summary)
         _print_table(summary)

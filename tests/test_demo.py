@@ -19,6 +19,9 @@ def test_demo_trains_the_tiny_model_into_playing_in_three_stages(tmp_path, monke
     summary = json.loads((out / "summary.json").read_text())
     before, sft, after = summary["before"], summary["sft"], summary["after"]
     assert summary["model"] == "tiny"
+    kinds = [kind for kind, _ in summary["stage_seconds"]]  # each step's time, in order
+    assert kinds == ["model", "evaluate", "sft", "evaluate", "grpo", "evaluate", "report", "export"]
+    assert 0 < sum(seconds for _, seconds in summary["stage_seconds"]) <= summary["seconds"]
     assert set(before["games"]) == set(sft["games"]) == set(after["games"]) == {"referencegame", "taboo"}
     assert all(g["played"] == 0.0 for g in before["games"].values())  # random weights: no valid move
     assert all(g["played"] >= 50.0 for g in sft["games"].values())

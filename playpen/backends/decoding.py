@@ -9,7 +9,8 @@ going instead:
   on) and a waiting request joins at the next step;
 - a finished row's cache is kept (`KVStore`, least recently used out first, within a byte budget); a request
   whose prompt extends a kept sequence encodes only the new tokens;
-- identical new prompts in one admission (the first turns of a GRPO group) are encoded once.
+- identical new prompts in one admission (the first turns of a GRPO group) are encoded once, and so is the
+  beginning that new prompts share (a game's rules, before each instance's own part).
 
 Two kinds of cache layer are carried (`cache_kinds`). A full-attention layer (Llama, Qwen2/3, Mistral, SmolLM,
 and every fourth layer of Qwen3.5) holds each token's keys and values: every row's tokens are right-aligned,
@@ -122,6 +123,10 @@ def layer_tensors(layer) -> Layer:
     return layer.keys, layer.values
 
 
+# New prompts of one admission that share at least this many leading tokens encode them once
+MIN_SHARED_TOKENS = 16
+
+
 def _key(ids: list[int]) -> bytes:
     return hashlib.blake2b(array("q", ids).tobytes(), digest_size=16).digest()
 
@@ -210,6 +215,7 @@ class Decoder:
         self.store = KVStore(kv_budget_bytes)
         self.prefilled_tokens = 0  # statistics: tokens encoded by prefills
         self.prefill_passes = 0  # forward passes of prefills
+        self.shared_tokens = 0  # statistics: tokens not encoded because prompts of one admission began alike
         self.steps = 0  # decode steps
 
     @property
@@ -273,7 +279,9 @@ class Decoder:
             _, prompt, previous = requests[i]
             # the previous turn's last token was sampled but never fed, so the kept sequence ends before it
             kept[i] = self.store.get(prompt, len(previous) - 1) if previous else None
-        for todo in self._passes(requests, kept):
+        # (a recurrent state cannot continue mid-prompt in a pass of unequal new parts)
+        beginnings = self._share_beginnings(requests, kept) if LINEAR not in self.kinds else []
+        for todo in self._passes(requests, kept, beginnings):
             logits, layers = self._encode([requests[i][1] for i in todo], [kept[i] for i in todo])
             where = {i: r for r, i in enumerate(todo)}
             members = [k for k, f in enumerate(firsts) if f in where]
@@ -284,11 +292,45 @@ class Decoder:
                 yield Row(key, prompt, [token], [logp]), [(a[r, :, -n:], b[r, :, -n:]) if kind == ATTENTION else (a[r], b[r])
                                                           for kind, (a, b) in zip(self.kinds, layers)]
 
-    def _passes(self, requests: list[Request], kept: dict[int, list[Layer] | None]) -> list[list[int]]:
-        """The requests (their indices) encoded together: continuations of kept caches in one pass and fresh
-        prompts in another; with linear-attention layers, continuations in one pass per length of their new part
-        (a state continues from the last kept token, so no padding may come between)."""
-        continuing = [i for i in kept if kept[i] is not None]
+    def _share_beginnings(self, requests: list[Request], kept: dict[int, list[Layer] | None]) -> list[list[int]]:
+        """New prompts that begin alike (a game's rules before each instance's own part; the chat template's
+        system turn) have that beginning encoded once: it becomes their kept cache, which each one continues.
+        Returns the groups of prompts (indices) that share one."""
+        fresh = sorted((requests[i][1], i) for i in kept if kept[i] is None)  # alike beginnings end up adjacent
+        groups: list[tuple[int, list[int]]] = []  # (tokens shared, members)
+        for prompt, i in fresh:
+            if groups:
+                shared, members = groups[-1]
+                before = requests[members[0]][1]
+                common = next((t for t in range(min(shared, len(prompt))) if prompt[t] != before[t]),
+                              min(shared, len(prompt)))
+                if common >= MIN_SHARED_TOKENS:
+                    groups[-1] = (common, [*members, i])
+                    continue
+            groups.append((len(prompt), [i]))
+        sharing = []
+        for shared, members in groups:
+            # each prompt keeps at least one token of its own, whose output samples its first answer token
+            shared = min(shared, *(len(requests[i][1]) - 1 for i in members))
+            if len(members) < 2 or shared < MIN_SHARED_TOKENS:
+                continue
+            _, layers = self._encode([requests[members[0]][1][:shared]], [None])
+            beginning = [(a[0], b[0]) for a, b in layers]
+            self.shared_tokens += shared * (len(members) - 1)
+            for i in members:
+                kept[i] = beginning
+            sharing.append(members)
+        return sharing
+
+    def _passes(self, requests: list[Request], kept: dict[int, list[Layer] | None], beginnings: list[list[int]]
+                ) -> list[list[int]]:
+        """The requests (their indices) encoded together: continuations of kept caches in one pass, each group
+        continuing one shared beginning in its own (a row whose new part is shorter than its pass's longest
+        recomputes kept tokens, which a beginning's own pass keeps few), and fresh prompts in another; with
+        linear-attention layers, continuations in one pass per length of their new part (a state continues from
+        the last kept token, so no padding may come between)."""
+        alike = {i for members in beginnings for i in members}
+        continuing = [i for i in kept if kept[i] is not None and i not in alike]
         fresh = [i for i in kept if kept[i] is None]
         if LINEAR in self.kinds:
             by_length: dict[int, list[int]] = {}
@@ -298,7 +340,7 @@ class Decoder:
             passes = list(by_length.values())
         else:
             passes = [continuing]
-        return [todo for todo in (*passes, fresh) if todo]
+        return [todo for todo in (*passes, *beginnings, fresh) if todo]
 
     def _encode(self, prompts: list[list[int]], kept: list[list[Layer] | None]) -> tuple[torch.Tensor, list[Layer]]:
         """One forward pass over prompts, each continuing its kept cache (or None) where it can, with every row's

@@ -90,8 +90,9 @@ def turn_end_ids(tokenizer, chat_template_kwargs: dict | None = None) -> list[in
 def load_causal_lm(spec: ModelSpec, for_training: bool = False):
     """The model on the GPU(s) in bfloat16 when there are GPUs, else on the CPU in float32.
 
-    For training the weights are loaded without a device map (the trainer, under accelerate, places them on
-    each process's device) and a LoRA adapter is merged into them, so that all weights can be trained."""
+    A LoRA adapter is merged into the weights (all of them can then be trained; inference runs one matrix
+    product per layer), except into 4/8-bit weights for inference. For training the weights are loaded without
+    a device map (the trainer, under accelerate, places them on each process's device)."""
     from transformers import AutoModelForCausalLM
 
     config = model_config(spec)
@@ -120,8 +121,12 @@ def load_causal_lm(spec: ModelSpec, for_training: bool = False):
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, config["peft_model"])
+        # merged, each layer is one matrix product again (a CPU decoding step of 16 rows through SmolLM2's unmerged
+        # adapters makes three times as many); 4/8-bit weights keep theirs apart unless trained (merging rounds)
+        if for_training or not kwargs.get("quantization_config"):
+            model = model.merge_and_unload()
         if for_training:  # a loaded adapter is frozen, and so is what it sits on: train the merged weights
-            model = model.merge_and_unload().requires_grad_(True)
+            model.requires_grad_(True)
     model.eval()
     return model
 

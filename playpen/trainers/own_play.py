@@ -39,6 +39,7 @@ class OwnPlay:
     branch: int = 1
     batch_size: int = 16
     folder: Path | None = None  # where the last play() recorded its episodes
+    merged: object | None = field(default=None, init=False, repr=False)  # a LoRA learner's copy play() generates with
 
     def learner_players(self, result: EpisodeResult) -> list[str]:
         """The player names the learner played in an episode (every player in self-play)."""
@@ -60,12 +61,17 @@ class OwnPlay:
         return out
 
     def play(self, model, tokenizer, folder: str | Path) -> list[EpisodeResult]:
-        """Play every episode with `model` (a transformers model and its tokenizer, e.g. the one being trained)
-        and record them in `folder` (clemcore's layout); returns the results, branches included."""
+        """Play every episode with `model` (a transformers model and its tokenizer, e.g. the one being trained;
+        a LoRA model on the CPU through a merged copy) and record them in `folder` (clemcore's layout); returns
+        the results, branches included."""
         import torch
 
         from playpen.backends.hf import HFModel
+        from playpen.trainers.rollout import inference_copy, merges_for_play
 
+        if merges_for_play(model):  # through a merged copy of the weights, kept for the next round's play
+            self.merged = inference_copy(model, self.merged)
+            return self.play_with(HFModel(self.learner, model=self.merged, tokenizer=tokenizer), folder)
         learner = HFModel(self.learner, model=model, tokenizer=tokenizer)
         was_training = model.training
         model.eval()

@@ -177,22 +177,86 @@ def scored_forward(model: torch.nn.Module, input_ids: torch.Tensor, attention_ma
 def shared_prefix_forward(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                           logits_to_keep: int, compute_entropy: bool, layers: int
                           ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """One chunk: its distinct prompts forwarded once, then every row's continuation on its prompt's states.
-    Rows that share nothing take the per-sample forward."""
+    """One chunk: its distinct prompts forwarded once, then every row's continuation on its prompt's states, in
+    groups of rows of like length (`length_groups`). Rows that share nothing take the per-sample forward."""
     cut = input_ids.size(1) - logits_to_keep - 1  # the prompt's last token starts the continuation
     if cut < 1 or logits_to_keep < 1:
-        return scored_forward(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
+        return whole_rows(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
     rows, first = prefix_groups(input_ids[:, :cut], attention_mask[:, :cut])
     if len(first) == len(rows):
-        return scored_forward(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
+        return whole_rows(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
     checkpointed = checkpointed_layers(model)
     with cache_through_checkpoints(checkpointed):
         prompts = SharedPrefixCache.recorder(layers)
         # only the states are wanted: the head projects a single position per prompt
         model(input_ids=input_ids[first, :cut], attention_mask=attention_mask[first, :cut], cache=prompts,
               use_cache=False, logits_to_keep=1)
-        return scored_forward(model, input_ids[:, cut:], attention_mask, logits_to_keep, compute_entropy,
-                              cache=prompts.attach(rows))
+        return by_length(input_ids, attention_mask, logits_to_keep, lambda take, width: scored_forward(
+            model, input_ids[take, cut:cut + 1 + width], attention_mask[take, :cut + 1 + width], width,
+            compute_entropy, cache=prompts.attach(rows[take])))
+
+
+# What one more forward (and its backward) costs beside its tokens, counted in tokens: a group of rows is forwarded
+# apart only where that saves more padding than this
+FORWARD_COST_TOKENS = 16
+
+
+def length_groups(lengths: list[int], forward_cost: int | None = None) -> list[list[int]]:
+    """The rows (indices into `lengths`) in groups, each forwarded as wide as its longest row: of the splits of the
+    rows sorted by length, the one with the fewest padded tokens plus `forward_cost` per forward (one group when
+    the lengths are alike). A row's tokens past its own length are padding its scores never see (the model is
+    causal), so a group of short rows need not pay for the longest completion of the batch. `forward_cost`:
+    FORWARD_COST_TOKENS by default."""
+    forward_cost = FORWARD_COST_TOKENS if forward_cost is None else forward_cost
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    ordered = [lengths[i] for i in order]
+    n = len(ordered)
+    best = [0.0] + [float("inf")] * n  # best[j]: the cheapest split of the j shortest rows
+    cut_at = [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j):  # the last group is rows i..j-1, as wide as row j-1
+            cost = best[i] + (j - i) * ordered[j - 1] + forward_cost
+            if cost < best[j]:
+                best[j], cut_at[j] = cost, i
+    groups, j = [], n
+    while j > 0:
+        groups.append(order[cut_at[j]:j])
+        j = cut_at[j]
+    return groups[::-1]
+
+
+def by_length(input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+              forward: Callable[[torch.Tensor, int], tuple[torch.Tensor, torch.Tensor | None]]
+              ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-token log-probs (and entropies) of right-padded completions, `forward(rows, width)` scoring the first
+    `width` completion tokens of some rows, called once per `length_groups` group; positions past a row's last
+    token hold 0 (TRL masks them)."""
+    completion = attention_mask[:, -logits_to_keep:]
+    columns = torch.arange(1, logits_to_keep + 1, device=completion.device)
+    lengths = (completion.bool() * columns).amax(dim=1).clamp(min=1).tolist()  # up to each row's last real token
+    groups = length_groups(lengths)
+    if len(groups) == 1:
+        return forward(torch.arange(len(lengths), device=input_ids.device), logits_to_keep)
+    logps, entropies, order = [], [], []
+    for group in groups:
+        width = max(lengths[i] for i in group)
+        take = torch.tensor(group, device=input_ids.device)
+        lp, ent = forward(take, width)
+        logps.append(torch.nn.functional.pad(lp, (0, logits_to_keep - width)))
+        entropies.append(None if ent is None else torch.nn.functional.pad(ent, (0, logits_to_keep - width)))
+        order.extend(group)
+    back = torch.argsort(torch.tensor(order, device=input_ids.device))  # each row back to its place
+    return torch.cat(logps)[back], None if entropies[0] is None else torch.cat(entropies)[back]
+
+
+def whole_rows(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
+               compute_entropy: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The per-sample forward (`scored_forward`), rows of like completion length together (`by_length`)."""
+    if logits_to_keep < 1:
+        return scored_forward(model, input_ids, attention_mask, logits_to_keep, compute_entropy)
+    prompt = input_ids.size(1) - logits_to_keep
+    return by_length(input_ids, attention_mask, logits_to_keep, lambda take, width: scored_forward(
+        model, input_ids[take, :prompt + width], attention_mask[take, :prompt + width], width, compute_entropy))
 
 
 def per_token_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -201,8 +265,8 @@ def per_token_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_m
                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """What TRL's `GRPOTrainer._get_per_token_logps_and_entropies` returns for text rows (prompts left-padded,
     completions right-padded, the model carrying TRL's fused LM head), in chunks of `batch_size` rows as it
-    does, each chunk's shared prompts forwarded once. Models it cannot share prefixes for take the per-sample
-    forward."""
+    does, each chunk's shared prompts forwarded once and its completions in groups of like length. Models it
+    cannot share prefixes for take the per-sample forward."""
     layers = shared_layers(model)
     batch_size = batch_size or input_ids.size(0)
     logps, entropies = [], []
@@ -210,7 +274,7 @@ def per_token_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_m
         ids, mask = input_ids[start:start + batch_size], attention_mask[start:start + batch_size]
         with autocast():
             if layers is None:
-                chunk = scored_forward(model, ids, mask, logits_to_keep, compute_entropy)
+                chunk = whole_rows(model, ids, mask, logits_to_keep, compute_entropy)
             else:
                 chunk = shared_prefix_forward(model, ids, mask, logits_to_keep, compute_entropy, layers)
         logps.append(chunk[0])

@@ -156,6 +156,28 @@ def test_identical_prompts_are_encoded_once_and_sample_on_their_own(model):
     assert len({tuple(ids) for ids, _ in answers.values()}) > 1  # a random tiny model: 8 copies differ
 
 
+def test_prompts_that_begin_alike_encode_the_beginning_once_with_the_same_tokens(model):
+    """Two games' worth of prompts (rules, then each instance's own part) in one admission, and one that shares
+    too little with anyone: each group's beginning is encoded once, every answer is what generate gives."""
+    rng = random.Random(8)
+    rules_a = [rng.randrange(3, 1000) for _ in range(40)]
+    rules_b = [rng.randrange(3, 1000) for _ in range(25)]
+    own = [[rng.randrange(3, 1000) for _ in range(rng.randrange(1, 12))] for _ in range(7)]
+    prompts = [rules_a + own[0], rules_b + own[1], rules_a + own[2], rules_a + own[3], rules_b + own[4],
+               [rules_a[0]] + own[5] + rules_a, rules_a[:-3]]  # the last: a prompt all the others begin with
+    decoder = Decoder(model, pad_id=0, stop_ids=set())
+    answers = decode(decoder, [(i, p, None) for i, p in enumerate(prompts)], batch_size=8, n=10)
+    assert [answers[i][0] for i in range(len(prompts))] == generate(model, prompts, 10)
+    # rules_a's group keeps one token of the shortest member's own (rules_a[:-3] ends 3 before rules_a does)
+    a, b = [0, 2, 3, 6], [1, 4]
+    assert decoder.shared_tokens == (len(rules_a) - 4) * (len(a) - 1) + len(rules_b) * (len(b) - 1)
+    # each beginning once, then each group in its own pass as wide as its longest new part, the fresh one alone
+    widest_a = max(len(prompts[i]) for i in a) - (len(rules_a) - 4)
+    widest_b = max(len(prompts[i]) for i in b) - len(rules_b)
+    assert decoder.prefilled_tokens == (len(rules_a) - 4 + len(a) * widest_a + len(rules_b) + len(b) * widest_b
+                                        + len(prompts[5]))
+
+
 def test_logprobs_are_those_of_the_distribution_sampled_from(model):
     prompt = random_prompts(1, seed=5)[0]
     decoder = Decoder(model, pad_id=0, stop_ids=set())

@@ -256,6 +256,39 @@ def test_the_rollout_logprobs_are_what_the_trainer_computes(tiny):
     assert torch.allclose(trained[0], torch.tensor(generation.logprobs), atol=1e-4)
 
 
+def test_a_lora_learner_plays_through_a_merged_copy_of_its_current_weights(tiny):
+    """On the CPU a LoRA learner's rollout generates through a copy with the adapter merged (one product a layer):
+    it computes what the learner computes, before and after the adapter moves, and the learner is never merged."""
+    from types import SimpleNamespace
+
+    from peft import LoraConfig, get_peft_model
+
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers.base import load_learner
+    from playpen.trainers.rollout import GameRollout
+
+    spec = resolve_model_spec(tiny)
+    base, tokenizer = load_learner(spec)
+    torch.manual_seed(0)
+    learner = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules="all-linear",
+                                              init_lora_weights=False)).eval()
+    trainer = SimpleNamespace(model=learner, processing_class=tokenizer, temperature=1.0,
+                              accelerator=SimpleNamespace(unwrap_model=lambda model: model))
+    rollout = GameRollout(spec, {})
+    ids = torch.tensor([[5, 6, 7, 8, 9]])
+    for _ in range(2):  # the first rollout, then the next one after an optimisation step moved the adapter
+        playing = rollout.learner_model(trainer).model
+        layers = [m for m in playing.modules() if hasattr(m, "merged") and hasattr(m, "lora_A")]
+        assert playing is not learner and layers and all(m.merged for m in layers)
+        with torch.no_grad():
+            torch.testing.assert_close(playing(input_ids=ids).logits, learner(input_ids=ids).logits, rtol=1e-4,
+                                       atol=1e-5)
+            for name, param in learner.named_parameters():
+                if "lora_B" in name:
+                    param.add_(0.05)
+    assert not any(getattr(m, "merged", False) for m in learner.modules())
+
+
 # ------------------------------------------------------------------------------------ asynchronous rollouts
 
 

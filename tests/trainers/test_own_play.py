@@ -67,3 +67,34 @@ def test_seats_are_players_numbered_from_one():
     for wrong in ("0", "first"):
         with pytest.raises(PlaypenError, match="numbered from 1"):
             seat_indices([wrong])
+
+
+def test_a_lora_learner_plays_through_a_merged_copy_kept_across_rounds(tiny):
+    """On the CPU a LoRA learner's own play generates through one merged copy of its weights, refreshed at every
+    round's play: it computes what the learner computes now, and the learner itself is never merged."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from playpen.registry import resolve_model_spec
+    from playpen.trainers.base import load_learner
+
+    spec = resolve_model_spec(tiny)
+    base, tokenizer = load_learner(spec)
+    torch.manual_seed(0)
+    learner = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules="all-linear",
+                                              init_lora_weights=False)).eval()
+    own = OwnPlay(spec, tasks("referencegame", 1), temperature=1.0, max_tokens=4)
+    ids = torch.tensor([[5, 6, 7, 8, 9]])
+    copies = []
+    for round_index in range(2):  # a round's play, then the next one after training moved the adapter
+        assert own.play(learner, tokenizer, f"round_{round_index}")  # episodes were played and recorded
+        copies.append(own.merged)
+        assert own.merged is not learner and all(m.merged for m in own.merged.modules() if hasattr(m, "lora_A"))
+        with torch.no_grad():
+            torch.testing.assert_close(own.merged(input_ids=ids).logits, learner(input_ids=ids).logits,
+                                       rtol=1e-4, atol=1e-5)
+            for name, param in learner.named_parameters():
+                if "lora_B" in name:
+                    param.add_(0.05)
+    assert copies[0] is copies[1]  # one copy, refreshed in place
+    assert not any(getattr(m, "merged", False) for m in learner.modules())

@@ -207,6 +207,35 @@ def test_no_grad_chunks_and_rows_sharing_nothing():
         torch.testing.assert_close(got, want)
 
 
+def test_length_groups_split_only_where_padding_costs_more_than_a_forward():
+    assert prefix.length_groups([2, 3, 40, 2], forward_cost=16) == [[0, 3, 1], [2]]
+    assert prefix.length_groups([5, 5, 6, 7], forward_cost=16) == [[0, 1, 2, 3]]
+    assert prefix.length_groups([5, 5, 6, 7], forward_cost=0) == [[0, 1], [2], [3]]
+    assert prefix.length_groups([]) == []
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("lora", [False, True])
+def test_a_long_completion_among_short_ones_is_forwarded_apart(shared, lora):
+    """One completion of 41 tokens among five of 2-3: the short rows are forwarded 3 tokens wide, not 41 (with
+    the prompts shared, or each row whole), with the per-sample forward's log-probs, entropies and gradients."""
+    model = tiny_llama()
+    if lora:
+        model = with_lora(model)
+    a, b = [5, 9, 17, 23], [7, 33, 6]
+    prompts = [a, b] * 3 if shared else [a, b, [8, 9], [10, 11, 12], [13], [14, 15]]
+    completions = [[11, 3], [12, 3], [13, 14, 3], [15, 3], [16, 3], [*range(20, 60), 3]]
+    ids, mask, width = rows(prompts, completions)
+    expected = loss_and_grads(trl_logps, model, ids, mask, width)
+    calls = Calls(model)
+    actual = loss_and_grads(ours, model, ids, mask, width)
+    prompt = ids.size(1) - width
+    assert calls.rows == ([(2, prompt - 1), (5, 4), (1, width + 1)] if shared
+                          else [(5, prompt + 3), (1, prompt + width)])
+    assert_same(expected, actual, mask[:, -width:])
+    assert (actual[0][:5, 3:] == 0).all()  # past a short row's end: nothing computed
+
+
 def test_models_whose_cache_is_not_plain_full_attention_are_not_shared():
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
