@@ -495,7 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", default="demo-output", help="output folder, recreated on every run (default: demo-output)")
     p.add_argument("--model", default="smollm2-135m", choices=["smollm2-135m", "tiny"],
                    help="the model taught: smollm2-135m (the real SmolLM2-135M-Instruct, fetched once into the model "
-                        "cache; 5-13 minutes on 2 CPU cores; the default) or tiny (random weights, built here; 2-5 "
+                        "cache; 5-12 minutes on 2 CPU cores; the default) or tiny (random weights, built here; 2-5 "
                         "minutes)")
     p.add_argument("--tiny", action="store_true", help="the same as --model tiny")
     p.set_defaults(func=cmd_demo)

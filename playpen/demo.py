@@ -100,8 +100,8 @@ PLANS = {
                                "fresh_instances=400", "activation_checkpointing=false", "logging_steps=1",
                                "save_steps=0"],
                          max_tokens=64, grpo_max_tokens=40,
-                         costs={"model": 1, "evaluate": 30, "sft": 186, "grpo": 250, "report": 1, "export": 2},
-                         reference_gflops=111.7),
+                         costs={"model": 1, "evaluate": 32, "sft": 166, "grpo": 222, "report": 1, "export": 2},
+                         reference_gflops=102.8),
 }
 DEFAULT_MODEL = "smollm2-135m"  # `playpen demo --tiny`: the tiny random-weight model
 
