@@ -182,8 +182,7 @@ class GameRollout:
         elif merges_for_play(weights):
             return self.snapshot(trainer)
         else:
-            model = HFModel(self.learner, model=trainer.accelerator.unwrap_model(trainer.model),
-                            tokenizer=trainer.processing_class)
+            model = HFModel(self.learner, model=weights, tokenizer=trainer.processing_class)
         model.set_gen_args(temperature=trainer.temperature, max_tokens=self.max_tokens)
         return model
 
