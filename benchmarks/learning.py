@@ -92,13 +92,6 @@ PROFILES = {
 }
 
 
-def _quiet() -> None:
-    import logging
-
-    for name in ("clemcore", "clemcore.run", "clemcore.cli", "clemcore.backends"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-
-
 def train(example: str, learner: str, settings: list[str], max_tokens: int, teacher: str | None = None,
           temperature: float = 0.0):
     from playpen.trainers.runner import run_trainer
@@ -134,7 +127,9 @@ ALGORITHMS = {"sft_trainer_simple.py": "sft", "sft_trainer_lora.py": "sft-lora"}
 
 def build_start(model: str, profile: Profile) -> str:
     """The start every arm continues from: the learner after the short SFT; returns its registered name."""
-    _quiet()
+    from playpen.registry import quiet_clemcore
+
+    quiet_clemcore(everything=True)
     if model == "tiny":
         from playpen.tiny import create_tiny
 

@@ -5,9 +5,9 @@
 The learner (`--model`): the real SmolLM2-135M-Instruct (fetched when missing; the default) or a tiny model
 built here (to try the script in a minute). The start: LoRA SFT on the expert players' won episodes of three
 training games, `TRAINED` (referencegame, taboo: two players; wordle: one player, several turns), every role.
-From it each arm trains for a fixed number of steps, sized so that the arms take about the same time on a
-2-core machine (the seconds column shows what each took; fixed steps keep every result deterministic, also
-when an arm is re-run alone):
+From it each arm trains for a fixed number of steps (fixed steps keep every result deterministic, also when an
+arm is re-run alone), sized for about 4-7 minutes each on an idle 2-core machine, GRPO's for about twice that
+(the seconds column shows what each took):
 - sft: more of the start's SFT, on fresh expert episodes;
 - self_improve: rounds of the learner playing fresh instances (k samples at T 1.0, in both seats against the
   expert players), SFT on its own turns of the episodes it won;
@@ -71,7 +71,7 @@ class Profile:
 
 COMMON = ["save_steps=0", "activation_checkpointing=false", "logging_steps=5"]
 PROFILES = {
-    # The real model: LoRA throughout; each arm about 4 minutes of training on a 2-core machine.
+    # The real model: LoRA throughout; each arm 4-7 minutes of training on a 2-core AVX2 machine, GRPO 11-15.
     "smollm2-135m": Profile(
         start=["max_steps=60", "learning_rate=3e-4", "batch_size=4", "fresh_instances=60", *COMMON],
         arms={
@@ -111,13 +111,6 @@ PROFILES = {
         }, max_tokens=24, temperature=0.7, start_example="sft_trainer_simple.py"),
 }
 ARMS = list(PROFILES["smollm2-135m"].arms)
-
-
-def _quiet() -> None:
-    import logging
-
-    for name in ("clemcore", "clemcore.run", "clemcore.cli", "clemcore.backends"):
-        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def log(line: str) -> None:
@@ -287,7 +280,9 @@ def main() -> None:
     started = time.perf_counter()
     previous = Path.cwd()
     os.chdir(work)
-    _quiet()
+    from playpen.registry import quiet_clemcore
+
+    quiet_clemcore(everything=True)
     try:
         rows_file = official_rows(work)
         start_name, start_seconds = build_start(args.model, profile)

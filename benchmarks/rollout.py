@@ -84,18 +84,11 @@ MULTITURN_SETUPS = {
 }
 
 
-def _quiet() -> None:
-    import logging
-
-    import clemcore  # noqa: F401
-
-    for name in ("clemcore", "clemcore.run", "clemcore.cli", "clemcore.backends"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-
-
 def worker(name: str, args: argparse.Namespace) -> dict:
     """Run one side of one comparison in this process; returns seconds and episodes."""
-    _quiet()
+    from playpen.registry import quiet_clemcore
+
+    quiet_clemcore(everything=True)
     # Heavy imports happen before the clock starts, on both sides (clemcore.clemgame alone takes ~7 s: it
     # imports gradio through openenv), and so does what either side would import on first use inside its run
     # call: transformers' lazy submodules (the auto classes, the model's code) and nltk, whose body playpen.lazy
@@ -158,9 +151,10 @@ def multiturn_model(model_dir: Path, threads: int, kind: str = "multiturn") -> d
     fetched real model, then SFT on the experts' won train episodes of its games, as the demo and the learning
     benchmark do it), or the one an earlier run built there with the same recipe."""
     from playpen.files import atomic_write_json, read_json
+    from playpen.registry import quiet_clemcore
     from playpen.trainers.runner import run_trainer
 
-    _quiet()
+    quiet_clemcore(everything=True)
     setup = MULTITURN_SETUPS[kind]
     marker = model_dir / "bench-model.json"
     recipe = {"games": setup.games, "sft": setup.sft} | ({"tiny": setup.tiny} if setup.tiny else {})

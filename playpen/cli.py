@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from playpen.errors import PlaypenError
+from playpen.registry import quiet_clemcore
 
 
 def _number(kind: type, minimum: float, rule: str):
@@ -38,21 +39,11 @@ PARTIAL_HELP = ("go on although some episodes are incomplete (a model call faile
                 "out and says it is partial (default: refuse; run the same play/eval command again instead)")
 
 
-def _quiet_clemcore() -> None:
-    """clemcore logs every game load to stdout; Playpen prints its own summaries instead."""
-    import logging
-
-    import clemcore  # noqa: F401  (configures clemcore's loggers)
-
-    for name in ("clemcore.run", "clemcore.cli"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
 # ------------------------------------------------------------------------------------------- list
 
 
 def cmd_list(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     if args.what == "games":
         from playpen.games.common import game_version
         from playpen.registry import game_registry, game_source, select_games
@@ -106,7 +97,7 @@ def cmd_games_dir(args: argparse.Namespace) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     from playpen.play import play, print_summary, summarize
 
     try:
@@ -133,7 +124,7 @@ def cmd_play(args: argparse.Namespace) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     from playpen.engine.results import unscored_note
     from playpen.eval.report import incomplete_note
     from playpen.scoring import score_results
@@ -149,7 +140,7 @@ def cmd_score(args: argparse.Namespace) -> None:
 
 
 def cmd_transcribe(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     from clemcore.clemgame.transcripts.builder import build_transcripts
 
     from playpen.files import read_json
@@ -169,7 +160,7 @@ def cmd_transcribe(args: argparse.Namespace) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     from playpen.replay import print_agreement, replay_dir
 
     report = replay_dir(args.recorded_dir, games=args.game, json_path=args.json, version=args.benchmark)
@@ -193,7 +184,7 @@ def cmd_dataset(args: argparse.Namespace) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     from playpen.trainers.runner import run_trainer
 
     trainer = run_trainer(args.file, args.learner, args.teacher, temperature=args.temperature,
@@ -203,7 +194,7 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     if args.model is None:  # aggregate an existing results tree: every model found
         if not (args.skip_gameplay and args.run_dir):
             raise PlaypenError("give a MODEL to evaluate, or --skip_gameplay -r DIR to re-aggregate a results folder")
@@ -239,7 +230,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     from playpen.eval.clemscore import headline
     from playpen.eval.report import write_report_tables
 
@@ -310,7 +301,7 @@ def cmd_view(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    _quiet_clemcore()
+    quiet_clemcore()
     from playpen.demo import run_demo
 
     run_demo(Path(args.out), "tiny" if args.tiny else args.model)

@@ -11,6 +11,7 @@ packaged registry, then clemcore's.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from importlib import resources
 from pathlib import Path
@@ -31,6 +32,17 @@ PROGRAMMATIC_MODELS = ("expert", "mock", "programmatic")
 
 
 # ---------------------------------------------------------------------------------------------- games
+
+
+def quiet_clemcore(everything: bool = False) -> None:
+    """Quiet clemcore, which logs a line for every game load and model call: Playpen prints its own summaries.
+    The CLI keeps clemcore's warnings; `everything` (the benchmarks, whose output is their figures) keeps only
+    its errors, its model backends' included."""
+    import clemcore  # noqa: F401  (configures clemcore's loggers, which would undo a level set before)
+
+    level = logging.ERROR if everything else logging.WARNING
+    for name in ("clemcore.run", "clemcore.cli") + (("clemcore", "clemcore.backends") if everything else ()):
+        logging.getLogger(name).setLevel(level)
 
 
 def _check_user_game_registry() -> None:

@@ -181,6 +181,18 @@ def test_bad_flags_exit_with_usage(capsys):
     assert code == 2 and "error:" in err and "Traceback" not in err
 
 
+def test_eval_offers_exactly_the_suites_the_evaluator_runs():
+    """The parser lists the suites itself (importing the evaluator would slow every command's start)."""
+    import argparse
+
+    from playpen.cli import build_parser
+    from playpen.eval.options import SUITES
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    suite = next(a for a in commands.choices["eval"]._actions if a.dest == "suite")
+    assert tuple(suite.choices) == SUITES
+
+
 @pytest.mark.parametrize("flags,message", [
     (["-b", "0"], "must be at least 1, not 0"), (["--concurrency", "-1"], "must be at least 1, not -1"),
     (["-n", "0"], "must be at least 1"), (["-L", "0"], "must be at least 1"), (["-L", "many"], "expected a whole number"),

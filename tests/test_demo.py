@@ -97,7 +97,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
     recorder(playpen.eval.report, "write_report_tables", {"clem": None})
     recorder(playpen.export, "export_model", Path("final-model"))
     monkeypatch.setattr(playpen.eval.clemscore, "headline", lambda table: "clemscore")
-    monkeypatch.setattr(playpen.cli, "_quiet_clemcore", lambda: None)
+    monkeypatch.setattr(playpen.cli, "quiet_clemcore", lambda: None)
     for step in steps(PLANS[model]):
         calls.clear()
         step.call()
