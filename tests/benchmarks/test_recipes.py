@@ -48,6 +48,13 @@ def test_an_unknown_arm_is_one_clear_line(tmp_path):
     assert done.returncode == 2 and "--arms: choose from sft, self_improve" in done.stderr
 
 
+def test_a_trainer_that_cannot_train_fails_with_its_own_error_line(recipes, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(recipes.TrainingFailed) as failed:
+        recipes.train("sft_trainer_lora.py", "no-such-model", ["max_steps=1"], recipes.PROFILES["tiny"])
+    assert str(failed.value).startswith("unknown model 'no-such-model'")
+
+
 @pytest.mark.slow
 def test_one_arm_alone_trains_to_the_same_figures_again(tmp_path):
     argv = [sys.executable, str(BENCH), "--model", "tiny", "--arms", "own_dpo", "--seeds", "1", "--work", str(tmp_path)]
@@ -57,11 +64,20 @@ def test_one_arm_alone_trains_to_the_same_figures_again(tmp_path):
     assert set(summary["start"]) == {"clemscore", "trained_clemscore", "heldout_played", "statscore", "seconds"}
     row = summary["arms"]["own_dpo"]
     assert row["seconds"] > 0 and summary["best"] == "own_dpo"
-    weights = sorted((tmp_path / "models" / "recipe-own_dpo-0").rglob("*.safetensors"))
+    arm = tmp_path / "models" / "recipe-own_dpo-0"
+    weights = sorted(arm.rglob("*.safetensors"))
     trained = [hashlib.sha256(w.read_bytes()).hexdigest() for w in weights]
+    played = rounds_without_seconds(arm)
     second = subprocess.run(argv, capture_output=True, text=True, check=True)  # the start is kept; the arm trains again
+    assert rounds_without_seconds(arm) == played  # the same episodes won and the same number of pairs per round
     assert weights and [hashlib.sha256(w.read_bytes()).hexdigest() for w in weights] == trained
     again = json.loads(second.stdout.strip().splitlines()[-1])
     keys = ("clemscore", "trained_clemscore", "heldout_played", "statscore")
     assert {k: again["arms"]["own_dpo"][k] for k in keys} == {k: row[k] for k in keys}
     assert again["start"] == summary["start"] and "own_dpo seed 0:" in second.stdout
+
+
+def rounds_without_seconds(arm: Path) -> list[dict]:
+    """An own-play run's rounds (won and played per game, samples, steps), without the times they took."""
+    (rounds,) = arm.glob("*/rounds.json")
+    return [{k: v for k, v in r.items() if not k.endswith("seconds")} for r in json.loads(rounds.read_text())]
