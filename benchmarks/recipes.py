@@ -41,7 +41,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -187,31 +186,14 @@ def score(model: str, folder: Path, rows: Path, max_tokens: int) -> dict:
 # ------------------------------------------------------------------------------------------------- training
 
 
-class TrainingFailed(Exception):
-    """A trainer ended with an error (its message): for an arm, e.g. its learner won no episode to learn from."""
-
-
 def train(example: str, learner: str, settings: list[str], profile: Profile, teacher: str | None = None) -> float:
-    """Run an example trainer as `playpen run` does, in a process of its own, so that what it trains does not
-    depend on what ran before it in this one (on some CPUs the BLAS's sums do: the same arm trained after
-    the start in one process and alone in another came out different); its output goes to stderr. Returns
-    the seconds it took; raises TrainingFailed with the trainer's own error line where it could not train."""
-    argv = [sys.executable, "-m", "playpen", "run", str(EXAMPLES / example), "-l", learner,
-            "-T", str(profile.temperature if teacher else 0.0), "-L", str(profile.max_tokens),
-            *(["-t", teacher] if teacher else []),
-            *(arg for setting in [f"games={','.join(TRAINED)}", *settings] for arg in ("--set", setting))]
+    """Run an example trainer (its output to stderr); returns the seconds it took."""
+    from playpen.trainers.runner import run_trainer
+
     started = time.perf_counter()
-    sys.stderr.flush()
-    process = subprocess.Popen(argv, stdout=2, stderr=subprocess.PIPE)
-    tail = b""
-    while chunk := process.stderr.read1(65536):  # passed on as it comes (progress bars), the end kept
-        os.write(2, chunk)
-        tail = (tail + chunk)[-8192:]
-    if process.wait() != 0:
-        lines = tail.decode(errors="replace").replace("\r", "\n").splitlines()
-        errors = [line.removeprefix("playpen: error: ") for line in lines if line.startswith("playpen: error: ")]
-        raise TrainingFailed(errors[-1] if errors else f"{example} exited with {process.returncode}: "
-                             + (lines[-1] if lines else "no output"))
+    with contextlib.redirect_stdout(sys.stderr):
+        run_trainer(EXAMPLES / example, learner, teacher, temperature=profile.temperature if teacher else 0.0,
+                    max_tokens=profile.max_tokens, settings=[f"games={','.join(TRAINED)}", *settings])
     return time.perf_counter() - started
 
 
@@ -238,6 +220,8 @@ def build_start(model: str, profile: Profile) -> tuple[str, float]:
 def run_arm(arm: str, seed: int, start: str, profile: Profile) -> tuple[str | None, float, str | None]:
     """One arm from the start with one seed; returns the trained model's registered name (None where the arm
     could not train, e.g. its learner won no episode to learn from), the seconds, and why it could not."""
+    from playpen.errors import PlaypenError
+
     example, settings = profile.arms[arm]
     algorithm = f"recipe-{arm}-{seed}"
     shutil.rmtree(Path("models") / algorithm, ignore_errors=True)  # the arms always train anew
@@ -245,7 +229,7 @@ def run_arm(arm: str, seed: int, start: str, profile: Profile) -> tuple[str | No
     try:
         seconds = train(example, start, [*settings, f"seed={seed}", f"algorithm={algorithm}", "resume=false"],
                         profile, teacher="expert")
-    except TrainingFailed as e:
+    except PlaypenError as e:
         return None, time.perf_counter() - started, str(e)
     return f"{start}-{algorithm}", seconds, None
 
@@ -301,10 +285,7 @@ def main() -> None:
     quiet_clemcore(everything=True)
     try:
         rows_file = official_rows(work)
-        try:
-            start_name, start_seconds = build_start(args.model, profile)
-        except TrainingFailed as e:
-            sys.exit(f"recipes.py: the start could not train: {e}")
+        start_name, start_seconds = build_start(args.model, profile)
         base = score(args.model, work / "eval" / "base", rows_file, profile.max_tokens)
         log(f"base: {json.dumps({k: base[k] for k in ROW_KEYS[:4]})}")
         start = {**score(start_name, work / "eval" / "start", rows_file, profile.max_tokens),

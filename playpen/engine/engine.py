@@ -3,8 +3,8 @@
 Each episode runs as a coroutine that alternates between its game master (cheap, synchronous) and
 awaiting an answer for its current player. Answers come from one server per model:
 - a local model with a decoding loop (HFModel) runs it in a worker thread: the loop takes waiting requests
-  between its steps (up to `batch_size` generating at once) and each answer goes back to its episode as soon
-  as it is done, so that episode's next request joins the running batch;
+  between its steps (up to `batch_size` generating at once) and the answers done in a step go back to their
+  episodes before the next step, so that their next requests join the running batch;
 - another batched local model (vLLM, or HF without the loop) collects the requests of every waiting episode
   and answers them with one `generate_batch` call in a worker thread (up to `batch_size` chats per call);
 - a remote model with `agenerate` (OpenAI-compatible servers and APIs) gets up to `concurrency`
@@ -12,8 +12,9 @@ awaiting an answer for its current player. Answers come from one server per mode
 - programmatic players answer at once, a person (`-m human`) in the event loop's own thread; other
   clemcore models are called in worker threads.
 Episodes finish independently; a new one starts as soon as one ends, up to `concurrency` at a time.
-A local model's loop takes new requests only once no episode is running game code (`Runnable`), so which
-requests share a batch, and so every sampled token, does not depend on how busy the machine is.
+A local model's loop takes new requests only once no episode is running game code (`Runnable`), and hands a
+step's answers over together, so which requests share a batch, in which order, and so every sampled token,
+does not depend on how busy the machine is (forks of branched episodes included).
 
 An episode whose remote model call failed (ModelCallError: the server or network, after the client's own
 retries, or a malformed reply) is no verdict on the model: it is played again from its start up to
@@ -232,27 +233,46 @@ class ModelServer:
 
     async def _stream(self, generating: dict) -> None:
         """Let a streaming model (HFModel's decoding loop) take waiting requests whenever it has room, and hand
-        each answer to its episode as soon as it is done, while the others are still generating."""
+        the answers done in a decoding step to their episodes before the next one, while the others are still
+        generating."""
         loop = asyncio.get_running_loop()
+        done: list[tuple[list[asyncio.Future], Generation | BaseException]] = []  # answers not yet handed over
+
+        def hand_over_done() -> None:
+            # All at once, in the order they finished, in one event-loop callback: the episodes wake in that
+            # order, and the forks one of them makes run after all of them. Handed over one by one, the loop
+            # could run the first episode (and start its forks) before the thread handed over the next, or not:
+            # the order of the next requests, and so every row's draw, would depend on the threads' timing.
+            if done:
+                self.runnable.add(sum(not f.done() for futures, _ in done for f in futures))
+                loop.call_soon_threadsafe(_resolve_all, list(done))
+                done.clear()
 
         def take(n: int) -> list:  # called in the generation thread, between decoding steps
-            self.runnable.wait_idle()
+            hand_over_done()
+            self.runnable.wait_idle()  # the episodes just answered have made their next requests (and forks)
             return self._take(n, generating)
 
         def give(key, result) -> None:  # called in the generation thread
             with self.lock:
-                futures = generating.pop(key)
-            self._hand_over(futures, result, loop)
+                done.append((generating.pop(key), result))
 
         try:
             with self.clock:
                 await asyncio.to_thread(self.model.generate_stream, take, give, self.batch_size)
+            hand_over_done()
         except Exception as e:  # the loop failed: whatever it had taken fails (none is left waiting)
+            hand_over_done()
             with self.lock:
                 failed = list(generating.values())
                 generating.clear()
             for futures in failed:
                 self._hand_over(futures, e)
+
+
+def _resolve_all(answers: list[tuple[list[asyncio.Future], Generation | BaseException]]) -> None:
+    for futures, result in answers:
+        _resolve(futures, result)
 
 
 def _resolve(futures: list[asyncio.Future], result: Generation | BaseException) -> None:

@@ -48,13 +48,6 @@ def test_an_unknown_arm_is_one_clear_line(tmp_path):
     assert done.returncode == 2 and "--arms: choose from sft, self_improve" in done.stderr
 
 
-def test_a_trainer_that_cannot_train_fails_with_its_own_error_line(recipes, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(recipes.TrainingFailed) as failed:
-        recipes.train("sft_trainer_lora.py", "no-such-model", ["max_steps=1"], recipes.PROFILES["tiny"])
-    assert str(failed.value).startswith("unknown model 'no-such-model'")
-
-
 @pytest.mark.slow
 def test_one_arm_alone_trains_to_the_same_figures_again(tmp_path):
     argv = [sys.executable, str(BENCH), "--model", "tiny", "--arms", "own_dpo", "--seeds", "1", "--work", str(tmp_path)]
