@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,9 @@ class OwnPlay:
         learner.set_gen_args(temperature=self.temperature, max_tokens=self.max_tokens)
         tasks = self.episodes(learner)
         self.folder = Path(folder)
+        # played afresh: an earlier run's episodes there (another run of the same algorithm and learner) would
+        # be read with these (own-play DPO's pairs come from the folder)
+        shutil.rmtree(self.folder, ignore_errors=True)
         recorded = [learner] + ([self.partner] if self.partner else [])
         results = play_tasks(tasks, [learner], self.folder, recorded=recorded, batch_size=self.batch_size,
                              concurrency=max(len(tasks), 1), progress=False, resume=False,

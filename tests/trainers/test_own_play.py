@@ -48,6 +48,15 @@ def test_turn_samples_are_the_chosen_players_turns_with_their_weights(in_tmp_cwd
     assert stats["episodes"] == 3 and stats["games"]["wordle"]["won"] == 100 * sum(map(won, results)) / 3
 
 
+def test_the_folder_holds_only_this_play(in_tmp_cwd, expert_model):
+    stale = in_tmp_cwd / "records" / "expert" / "wordle" / "0_high_frequency" / "instance_99_b1_1"
+    stale.mkdir(parents=True)
+    (stale / "interactions.json").write_text("{}")  # an earlier run's branch that this one does not play
+    own = OwnPlay(expert_model.model_spec, tasks("wordle", 1), temperature=0.0)
+    own.play_with(expert_model, "records")
+    assert not stale.exists() and len(list((in_tmp_cwd / "records").rglob("interactions.json"))) == 1
+
+
 def test_best_per_instance_keeps_the_highest_scoring_win(in_tmp_cwd, expert_model):
     own = OwnPlay(expert_model.model_spec, tasks("wordle", 2), samples=2, temperature=0.0)
     results = own.play_with(expert_model, "records")
