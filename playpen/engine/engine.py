@@ -218,18 +218,17 @@ class ModelServer:
                                        f"{len(requests)} chats")
             except Exception as e:  # the whole call failed: every request in it fails (none is left waiting)
                 results = [e] * len(requests)
-            for (key, _, _), result in zip(requests, results):
-                self._hand_over(generating.pop(key), result)
+            self._hand_over([(generating.pop(key), result) for (key, _, _), result in zip(requests, results)])
 
-    def _hand_over(self, futures: list[asyncio.Future], result: Generation | BaseException,
+    def _hand_over(self, answers: list[tuple[list[asyncio.Future], Generation | BaseException]],
                    loop: asyncio.AbstractEventLoop | None = None) -> None:
-        """Answer the episodes waiting for `result`, counting them as running from now on (`loop`: from the
-        generating thread, through that event loop)."""
-        self.runnable.add(sum(not f.done() for f in futures))
+        """Answer the episodes waiting for each (futures, result), counting them as running from now on
+        (`loop`: from the generating thread, through that event loop, in one callback)."""
+        self.runnable.add(sum(not f.done() for futures, _ in answers for f in futures))
         if loop is None:
-            _resolve(futures, result)
+            _resolve_all(answers)
         else:
-            loop.call_soon_threadsafe(_resolve, futures, result)
+            loop.call_soon_threadsafe(_resolve_all, answers)
 
     async def _stream(self, generating: dict) -> None:
         """Let a streaming model (HFModel's decoding loop) take waiting requests whenever it has room, and hand
@@ -244,8 +243,7 @@ class ModelServer:
             # could run the first episode (and start its forks) before the thread handed over the next, or not:
             # the order of the next requests, and so every row's draw, would depend on the threads' timing.
             if done:
-                self.runnable.add(sum(not f.done() for futures, _ in done for f in futures))
-                loop.call_soon_threadsafe(_resolve_all, list(done))
+                self._hand_over(list(done), loop)
                 done.clear()
 
         def take(n: int) -> list:  # called in the generation thread, between decoding steps
@@ -266,8 +264,7 @@ class ModelServer:
             with self.lock:
                 failed = list(generating.values())
                 generating.clear()
-            for futures in failed:
-                self._hand_over(futures, e)
+            self._hand_over([(futures, e) for futures in failed])
 
 
 def _resolve_all(answers: list[tuple[list[asyncio.Future], Generation | BaseException]]) -> None:
