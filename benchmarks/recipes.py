@@ -6,8 +6,8 @@ The learner (`--model`): the real SmolLM2-135M-Instruct (fetched when missing; t
 built here (to try the script in a minute). The start: LoRA SFT on the expert players' won episodes of three
 training games, `TRAINED` (referencegame, taboo: two players; wordle: one player, several turns), every role.
 From it each arm trains for a fixed number of steps (fixed steps keep every result deterministic, also when an
-arm is re-run alone), sized for about 4-7 minutes each on an idle 2-core machine, GRPO's for about twice that
-(the seconds column shows what each took):
+arm is re-run alone): 7-11 minutes each on an idle 2-core AVX2 machine, GRPO's longer (the seconds column
+shows what each took):
 - sft: more of the start's SFT, on fresh expert episodes;
 - self_improve: rounds of the learner playing fresh instances (k samples at T 1.0, in both seats against the
   expert players), SFT on its own turns of the episodes it won;
@@ -71,7 +71,8 @@ class Profile:
 
 COMMON = ["save_steps=0", "activation_checkpointing=false", "logging_steps=5"]
 PROFILES = {
-    # The real model: LoRA throughout; each arm 4-7 minutes of training on a 2-core AVX2 machine, GRPO 11-15.
+    # The real model: LoRA throughout; each arm 7-11 minutes of training on an idle 2-core AVX2 machine, GRPO
+    # longer (docs/benchmarks.md has the measured seconds).
     # The start's lr is 1e-3: at the arms' 3e-4 its 60 steps (half an epoch of the 451 turns) ended at a loss
     # of 0.45-0.77 and never opened wordle with the experts' word, so every wordle episode aborted at once.
     "smollm2-135m": Profile(
