@@ -5,7 +5,8 @@
 # is built on its Qwen3.5 cache classes). Run it where there is network; it downloads them into .whl/, which git
 # ignores. Copy the checkout with .whl/ to the GPU machine and install them there with
 #   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
-# (docs/benchmarks.md, "GPU check"). The names are what a CPU run of gpu_check imports, less those packages.
+# (docs/benchmarks.md, "GPU check"). The names are what a CPU run of gpu_check imports, less those packages, and
+# wordfreq with its own needs: taboo's fresh instances (the trainers' fresh_instances) are drawn with its word lists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PIP=${PIP:-.venv/bin/pip}  # the venv whose versions are carried
@@ -14,7 +15,7 @@ openenv-core fastapi starlette uvicorn pydantic pydantic-core pydantic-settings 
 fastmcp-slim mcp mcp-types py-key-value-aio sse-starlette python-multipart python-dotenv pyjwt cryptography cffi
 email-validator httpx2 orjson websockets watchfiles trio outcome sniffio exceptiongroup opentelemetry-api
 opentelemetry-semantic-conventions google-genai google-auth cachetools beartype brotli chardet defusedxml
-platformdirs pysocks pytz py"
+platformdirs pysocks pytz py wordfreq ftfy langcodes locate wcwidth"
 mkdir -p .whl
 FREEZE=$("$PIP" freeze 2>/dev/null)
 for name in $NAMES; do

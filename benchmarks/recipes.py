@@ -154,10 +154,10 @@ def official_rows(work: Path) -> Path:
     return path
 
 
-def score(model: str, folder: Path, rows: Path, max_tokens: int) -> dict:
+def score(model: str, folder: Path, rows: Path, max_tokens: int, batch_size: int = 16, concurrency: int = 32) -> dict:
     """The model's row: it plays the validation instances (every role, temperature 0) and the trained games'
-    Playpen validation split; returns clemscore, trained_clemscore, heldout_played, statscore and per game
-    % played and quality."""
+    Playpen validation split; returns clemscore, trained_clemscore, heldout_played, statscore, per game % played
+    and quality, and the seconds each part took (`batch_size` rows decoded at once, `concurrency` episodes)."""
     import pandas as pd
 
     from playpen.eval.clemscore import clem_table, episode_scores, summary
@@ -168,11 +168,18 @@ def score(model: str, folder: Path, rows: Path, max_tokens: int) -> dict:
     if (folder / "row.json").is_file():
         return json.loads((folder / "row.json").read_text())
     shutil.rmtree(folder, ignore_errors=True)
+    seconds, results = {}, {}
     with contextlib.redirect_stdout(sys.stderr):
-        result = evaluate(model, EvalOptions(suite="all", run_dir=str(folder / "official"), instances=str(rows),
-                                             max_tokens=max_tokens, version=VERSION, progress=False))
+        for part, suite in (("games", "clem"), ("static", "static")):
+            started = time.perf_counter()
+            results[part] = evaluate(model, EvalOptions(
+                suite=suite, run_dir=str(folder / "official"), instances=str(rows), max_tokens=max_tokens,
+                version=VERSION, progress=False, batch_size=batch_size, concurrency=concurrency))
+            seconds[part] = round(time.perf_counter() - started, 1)
+        started = time.perf_counter()
         play(TRAINED, [model], max_tokens=max_tokens, split="validation", version=VERSION,
-             results_dir=str(folder / "trained"), progress=False)
+             results_dir=str(folder / "trained"), progress=False, batch_size=batch_size, concurrency=concurrency)
+        seconds["trained"] = round(time.perf_counter() - started, 1)
     official = summary(clem_table(episode_scores(folder / "official")), model)
     both = pd.concat([episode_scores(folder / "official"), episode_scores(folder / "trained")])
     both = both[both["game"].isin(TRAINED)].drop_duplicates(subset=["game", "experiment", "episode", "metric"])
@@ -180,8 +187,8 @@ def score(model: str, folder: Path, rows: Path, max_tokens: int) -> dict:
     held_out = [g for g in official["games"] if g not in TRAINED]
     row = {"clemscore": official["clemscore"], "trained_clemscore": trained["clemscore"],
            "heldout_played": round(statistics.mean(official["games"][g]["played"] or 0.0 for g in held_out), 2),
-           "statscore": result.get("statscore"),
-           "games": official["games"], "trained_games": trained["games"]}
+           "statscore": results["static"].get("statscore"),
+           "games": official["games"], "trained_games": trained["games"], "score_seconds": seconds}
     (folder / "row.json").write_text(json.dumps(row, indent=1))
     return row
 

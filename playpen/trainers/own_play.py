@@ -39,6 +39,7 @@ class OwnPlay:
     max_tokens: int = 300
     branch: int = 1
     batch_size: int = 16
+    progress: bool = True  # the engine's bar of episodes played
     folder: Path | None = None  # where the last play() recorded its episodes
     merged: object | None = field(default=None, init=False, repr=False)  # a LoRA learner's copy play() generates with
 
@@ -94,7 +95,7 @@ class OwnPlay:
         shutil.rmtree(self.folder, ignore_errors=True)
         recorded = [learner] + ([self.partner] if self.partner else [])
         results = play_tasks(tasks, [learner], self.folder, recorded=recorded, batch_size=self.batch_size,
-                             concurrency=max(len(tasks), 1), progress=False, resume=False,
+                             concurrency=max(len(tasks), 1), progress=self.progress, resume=False,
                              branch=self.branch).results
         return [r for result in results for r in (result, *result.branches)]
 

@@ -130,6 +130,9 @@ class RoundsTrainer(PlaypenTrainer):
             t0 = time.monotonic()
             set_seed(self.config.seed * 1000 + round_index)  # the round's samples, whatever ran before in this process
             own = self.own_play(tasks, partner)
+            # a round's play can take minutes before its summary line: say what is running (the bar counts it)
+            print(f"round {round_index + 1}/{self.config.rounds}: playing, then {self.config.steps_per_round} steps",
+                  flush=True)
             results = own.play(model, tokenizer, Path("playpen-records") / self.config.algorithm / self.learner_name
                                / f"round_{round_index + 1:03d}")
             played = time.monotonic() - t0

@@ -92,7 +92,7 @@ def test_an_interrupted_self_improvement_run_resumes_after_its_last_round(learne
     capsys.readouterr()
     main(argv)
     out = capsys.readouterr().out
-    assert "resuming after round 1" in out and "round 1/2" not in out and "round 2/2" in out
+    assert "resuming after round 1" in out and "round 1/2" not in out and "round 2/2: playing" in out
     rounds = json.loads(Path("models/self-improve/tiny-sft/rounds.json").read_text())
     assert [r["round"] for r in rounds] == [1, 2] and rounds[0] == {k: v for k, v in saved[0].items() if k != "log"}
 
