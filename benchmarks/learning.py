@@ -52,7 +52,6 @@ from pathlib import Path
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 GAME = "referencegame"
 HELD_OUT = "taboo"  # never trained on: the Describer, the expert guessing
 
@@ -94,10 +93,10 @@ PROFILES = {
 
 def train(example: str, learner: str, settings: list[str], max_tokens: int, teacher: str | None = None,
           temperature: float = 0.0):
-    from playpen.trainers.runner import run_trainer
+    from playpen.trainers.runner import example_path, run_trainer
 
     with contextlib.redirect_stdout(sys.stderr):  # TRL's progress logs; the table goes to stdout
-        return run_trainer(EXAMPLES / example, learner, teacher, temperature=temperature, max_tokens=max_tokens,
+        return run_trainer(example_path(example), learner, teacher, temperature=temperature, max_tokens=max_tokens,
                            settings=[f"games={GAME}", *settings])
 
 

@@ -49,7 +49,6 @@ from pathlib import Path
 
 WORDLE_GAMES = ["wordle", "wordle_withclue", "wordle_withcritic"]
 COMPARISONS = ("hf", "server", "multiturn", "multiturn-qwen35", "multiturn-smollm2", "startup")  # startup: benchmarks/startup.py, no clem side
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
 # The multi-turn games: after the short SFT below, the tiny model keeps to the wordle games' format for many
 # turns (it does not read the feedback, so it rarely wins: mostly six valid guesses and a loss; with the critic,
 # 13-14 requests of both roles before an abort).
@@ -152,7 +151,7 @@ def multiturn_model(model_dir: Path, threads: int, kind: str = "multiturn") -> d
     benchmark do it), or the one an earlier run built there with the same recipe."""
     from playpen.files import atomic_write_json, read_json
     from playpen.registry import quiet_clemcore
-    from playpen.trainers.runner import run_trainer
+    from playpen.trainers.runner import example_path, run_trainer
 
     quiet_clemcore(everything=True)
     setup = MULTITURN_SETUPS[kind]
@@ -183,7 +182,7 @@ def multiturn_model(model_dir: Path, threads: int, kind: str = "multiturn") -> d
 
             create_tiny(setup.learner, config=TinyConfig(**setup.tiny))
         with contextlib.redirect_stdout(sys.stderr):  # TRL's progress logs
-            run_trainer(EXAMPLES / "sft_trainer_simple.py", setup.learner,
+            run_trainer(example_path("sft_trainer_simple"), setup.learner,
                         settings=[f"games={','.join(setup.games)}", *setup.sft])
         entries = read_json(model_dir / "model_registry.json", "model registry")
         entry = next(e for e in entries if e["model_name"] == f"{setup.learner}-sft")

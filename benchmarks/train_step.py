@@ -9,9 +9,9 @@ last: each part's share is against the mean of those two, as the peak moves with
 demo's settings (playpen/demo.py PLANS, through `run_trainer` as `playpen run` does), cut to `--warmup` +
 `--steps` steps on `--fresh` fresh referencegame instances:
 
-- sft_lora: examples/trl/sft_trainer_lora.py (LoRA r 16 on every linear layer, 4 samples a step);
-- sft_full: examples/trl/sft_trainer_simple.py with the same settings (every weight trained);
-- grpo: examples/trl/grpo_trainer.py, LoRA, 2 instances x 8 episodes against the expert, 64 tokens an answer.
+- sft_lora: playpen/examples/sft_trainer_lora.py (LoRA r 16 on every linear layer, 4 samples a step);
+- sft_full: playpen/examples/sft_trainer_simple.py with the same settings (every weight trained);
+- grpo: playpen/examples/grpo_trainer.py, LoRA, 2 instances x 8 episodes against the expert, 64 tokens an answer.
 
 Each measured step is split into forward (`compute_loss`), backward, optimizer (gradient clipping, the
 optimizer's and the scheduler's step) and the rest (collation, padding, logging; GRPO's rollout, "play", is
@@ -136,9 +136,9 @@ def matmul_parameters(model) -> tuple[int, int]:
 
 def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict:
     """One part's trainer at the demo's settings, `warmup` + `steps` steps; the measured steps' mean split."""
-    from playpen.demo import EXAMPLES, PLANS
+    from playpen.demo import PLANS
     from playpen.trainers.base import PlaypenTrainer
-    from playpen.trainers.runner import run_trainer
+    from playpen.trainers.runner import example_path, run_trainer
 
     plan = PLANS[MODEL]
     meter = StepMeter()
@@ -157,12 +157,12 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
     PlaypenTrainer.train = measured_train
     try:
         if part == "grpo":
-            run_trainer(EXAMPLES / "grpo_trainer.py", model, "expert", temperature=1.0,
+            run_trainer(example_path("grpo_trainer"), model, "expert", temperature=1.0,
                         max_tokens=plan.grpo_max_tokens, settings=demo_settings(plan.grpo))
         elif part == "sft_lora":
-            run_trainer(EXAMPLES / plan.sft_example, model, settings=demo_settings(plan.sft))
+            run_trainer(example_path(plan.sft_example), model, settings=demo_settings(plan.sft))
         else:  # the full fine-tune takes the simple example's own learning rate
-            run_trainer(EXAMPLES / "sft_trainer_simple.py", model,
+            run_trainer(example_path("sft_trainer_simple"), model,
                         settings=demo_settings(plan.sft, drop=("learning_rate",)))
     finally:
         PlaypenTrainer.train = original

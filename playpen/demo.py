@@ -33,7 +33,6 @@ from playpen.errors import PlaypenError
 from playpen.files import atomic_write_json
 
 GAMES = ["referencegame", "taboo"]
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"  # in a clone; the printed commands name them
 MARKER = ".playpen-demo"  # marks a folder the demo wrote, which it may delete
 EXPORT_DIR = "final-model"  # the exported final model and its card (README.md), in the demo's folder
 
@@ -76,7 +75,7 @@ class Plan:
 
 
 PLANS = {
-    "tiny": Plan("tiny", "sft_trainer_simple.py",
+    "tiny": Plan("tiny", "sft_trainer_simple",
                  sft=[f"games={','.join(GAMES)}", "max_steps=150", "learning_rate=3e-3", "logging_steps=10"],
                  grpo=["games=referencegame", "max_steps=90", "num_generations=8", "instances_per_step=8",
                        "learning_rate=5e-4", "num_iterations=2", "reward=success", "abort_penalty=-1",
@@ -91,7 +90,7 @@ PLANS = {
     # turns give it about the Giver samples of the earlier 40 on both roles' turns; GRPO 10 steps, not 18, its answers
     # cut at 40 tokens: a sound description takes 15-30, and the rare rambling one held every step's decoding up).
     # The experts play 120 instances, enough for the 80 samples the SFT takes.
-    "smollm2-135m": Plan("smollm2-135m", "sft_trainer_lora.py",
+    "smollm2-135m": Plan("smollm2-135m", "sft_trainer_lora",
                          sft=["games=referencegame", "roles=Instruction Giver", "max_steps=20", "batch_size=4",
                               "learning_rate=3e-4", "fresh_instances=120", "activation_checkpointing=false",
                               "logging_steps=5", "save_steps=0"],
@@ -118,10 +117,10 @@ def steps(plan: Plan = PLANS["tiny"]) -> list[Step]:
     from playpen.trainers.runner import run_trainer
     from playpen.trainers.sft import GameSFT
 
-    # the commands name the example scripts; the demo runs the trainers they define (the same classes and
-    # settings: sft_trainer_lora.py is GameSFT with lora on), so it also runs from an installed package
-    sft, grpo = _example(plan.sft_example), _example("grpo_trainer.py")
-    lora = ["lora=true"] if plan.sft_example == "sft_trainer_lora.py" else []
+    # the commands name the example trainers; the demo runs the trainers they extend (the same classes and
+    # settings: sft_trainer_lora is GameSFT with lora on)
+    sft, grpo = plan.sft_example, "grpo_trainer"
+    lora = ["lora=true"] if plan.sft_example == "sft_trainer_lora" else []
     sft_settings, grpo_settings = plan.sft, plan.grpo
 
     def settings(values: list[str]) -> list[str]:
@@ -197,7 +196,7 @@ def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
         for number, step in enumerate(todo, start=1):
             left = countdown.left()
             print(f"\n[{number}/{len(todo)}] {step.title}" + (f" (about {_minutes(left)} left)" if left else "")
-                  + f"\n$ playpen {shlex.join(_short(step.argv))}", flush=True)
+                  + f"\n$ playpen {shlex.join(step.argv)}", flush=True)
             started = time.perf_counter()
             step.call()
             seconds = time.perf_counter() - started
@@ -214,12 +213,6 @@ def run_demo(out: Path, model: str = DEFAULT_MODEL) -> dict:
         return summary
     finally:
         os.chdir(previous)
-
-
-def _example(name: str) -> str:
-    """An example script as a command names it: its path in the clone the package runs from, else as it lies in
-    the repository (examples/trl/NAME)."""
-    return str(EXAMPLES / name) if EXAMPLES.is_dir() else f"examples/trl/{name}"
 
 
 class Countdown:
@@ -248,14 +241,6 @@ class Countdown:
 
 def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
-
-
-def _short(argv: list[str]) -> list[str]:
-    """The command as typed in the demo's folder (the working directory while it runs): the example files
-    relative to it where it lies inside the repository (demo-output/), else by their full path."""
-    root = EXAMPLES.parents[1]
-    inside = Path.cwd().is_relative_to(root)
-    return [os.path.relpath(a) if inside and a.startswith(str(root)) else a for a in argv]
 
 
 def _summary(plan: Plan, seconds: float) -> dict:

@@ -89,9 +89,11 @@ def note_playing_alone(games: list[str], alone: str, partner: str) -> None:
 def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, max_tokens: int = 300,
          instances_file: str | None = None, experiment: str | None = None, results_dir: str = "results",
          batch_size: int = 16, concurrency: int = 32, repeats: int = 1, progress: bool = True,
-         split: str = "all", branch: int = 1, branch_player: str = "Player 1", version: str | None = None):
-    """Play the games' instances (at benchmark `version`, default 2.0) with the models and record them;
-    returns the episode results. With two models, one-player games are played by the first alone (said once)."""
+         split: str = "all", branch: int = 1, branch_player: str = "Player 1", version: str | None = None,
+         limit: int | None = None):
+    """Play the games' instances (at benchmark `version`, default 2.0; `limit`: the first N of each experiment)
+    with the models and record them; returns the episode results. With two models, one-player games are played
+    by the first alone (said once)."""
     from playpen.data.splits import split_ids
     from playpen.engine import tasks_from_instances
     from playpen.registry import load_instances, select_games
@@ -99,7 +101,7 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
     if len(model_names) > 2:
         raise PlaypenError("give one model (it plays every role) or two (player 1 and player 2)")
     if branch > 1 and temperature <= 0:
-        raise PlaypenError("--branch needs sampling, or every branch answers the same: give -t above 0, e.g. -t 1")
+        raise PlaypenError("--branch needs sampling, or every branch answers the same: give -T above 0, e.g. -T 1")
     specs = loadable(select_games(games, version))
     if branch > 1:
         names = [f"Player {i + 1}" for i in range(max(int(getattr(spec, "players", 1) or 1) for spec in specs))]
@@ -111,7 +113,8 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         instances = load_instances(spec, instances_file)
         # a split is a set of (experiment, game_id) ids, so it selects the same instances of an official file
         only = split_ids(spec.game_name, split)
-        found = tasks_from_instances(spec, instances, experiment=experiment, repeats=repeats, only=only)
+        found = tasks_from_instances(spec, instances, experiment=experiment, repeats=repeats, only=only,
+                                     limit=limit)
         names = [e["name"] for e in instances["experiments"]]
         if experiment and experiment not in names:
             raise PlaypenError(f"{spec.game_name} has no experiment {experiment!r}; it has: {', '.join(names)}")

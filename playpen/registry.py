@@ -57,35 +57,87 @@ def _check_user_game_registry() -> None:
         )
 
 
-def game_registry() -> GameRegistry:
-    """Every version of every game Playpen can play, the user's first.
+# folders clemcore's discovery never enters
+_SKIPPED = {"venv", "__pycache__", "docs", "in", "resources", "utils", "evaluation", "files"}
 
-    A game name belongs to the first folder that defines it (the user's registry, then $CLEMBENCH_HOME, then
+
+def _specs_below(folder: str | Path, depth: int = 0, max_depth: int = 3) -> list[dict]:
+    """The game specs (clemgame.json, one spec or a list) in `folder` or below it, depth first in sorted order,
+    as clemcore's discovery finds them; a folder with a clemgame.json is not entered further."""
+    folder = Path(folder)
+    if depth > max_depth:
+        return []
+    spec_file = folder / "clemgame.json"
+    try:
+        if spec_file.exists():
+            specs = json.loads(spec_file.read_text(encoding="utf-8"))
+            specs = specs if isinstance(specs, list) else [specs]
+            return [{**spec, "game_path": str(folder)} for spec in specs if _complete(spec, spec_file)]
+        found = []
+        for child in sorted(os.listdir(folder)):
+            if not child.startswith(".") and child not in _SKIPPED and (folder / child).is_dir():
+                found.extend(_specs_below(folder / child, depth + 1, max_depth))
+        return found
+    except PermissionError:
+        return []
+    except (OSError, ValueError) as e:  # unreadable, or not JSON: clemcore logs it and goes on
+        logging.getLogger("playpen.registry").warning("skipped %s: %s", spec_file, e)
+        return []
+
+
+def _complete(spec: Any, where: Path | str) -> bool:
+    """Whether a spec has what clemcore requires of one (a dict with game_name and players); else it is named."""
+    if isinstance(spec, dict) and "game_name" in spec and "players" in spec:
+        return True
+    logging.getLogger("playpen.registry").warning("skipped a game spec in %s without game_name or players", where)
+    return False
+
+
+def discovered_games() -> list[dict]:
+    """Every version of every game Playpen can play, as spec dicts (with game_path), the user's first; read
+    from the clemgame.json files alone, without importing clemcore (so `playpen list games` answers at once).
+
+    Where clemcore looks, in its order: ./game_registry.json (specs, or {'benchmark_path': DIR} entries), the
+    folders below the working directory, else $CLEMBENCH_HOME; then $CLEMBENCH_HOME and Playpen's games. A
+    game name belongs to the first folder that defines it (the user's registry, then $CLEMBENCH_HOME, then
     Playpen's games): a user's `wordle` hides every version of Playpen's. Within that folder each
     (game_name, version) is kept once.
     """
-    from clemcore.clemgame import GameRegistry
-
-    from playpen.games.common import game_version
+    from playpen.games.versions import game_version
 
     _check_user_game_registry()
-    found = GameRegistry.from_directories_and_cwd_files()
+    found: list[dict] = []
+    registry_file = Path.cwd() / "game_registry.json"
+    if registry_file.exists():
+        for entry in read_json(registry_file, "game registry"):
+            if "benchmark_path" in entry:
+                found.extend(_specs_below(entry["benchmark_path"]))
+            elif _complete(entry, registry_file) and "game_path" in entry:
+                found.append({"lookup_source": str(registry_file), **entry})
+    found.extend(_specs_below(Path.cwd()))
     home = os.environ.get("CLEMBENCH_HOME")
-    if home and Path(home).is_dir() and len(found) > 0:
-        found.register_from_directories(home, 0)  # clemcore only falls back to it when nothing else is found
-    found.register_from_directories(str(GAMES_DIR), 0)
+    if home and Path(home).is_dir():  # clemcore's fallback where nothing else is found; Playpen's after the user's
+        found.extend(_specs_below(home))
+    found.extend(_specs_below(GAMES_DIR))
     owner: dict[str, str] = {}  # game name -> the folder that defined it first
-    unique: dict[tuple[str, str], GameSpec] = {}
+    unique: dict[tuple[str, str], dict] = {}
     for spec in found:
-        folder = owner.setdefault(spec.game_name, str(Path(spec.game_path).resolve()))
-        if str(Path(spec.game_path).resolve()) == folder:
-            unique.setdefault((spec.game_name, game_version(spec)), spec)
-    return GameRegistry(list(unique.values()))
+        folder = owner.setdefault(spec["game_name"], str(Path(spec["game_path"]).resolve()))
+        if str(Path(spec["game_path"]).resolve()) == folder:
+            unique.setdefault((spec["game_name"], game_version(spec)), spec)
+    return list(unique.values())
 
 
-def game_source(spec: GameSpec) -> str:
+def game_registry() -> GameRegistry:
+    """`discovered_games()` as clemcore's GameRegistry of GameSpecs."""
+    from clemcore.clemgame import GameRegistry, GameSpec
+
+    return GameRegistry([GameSpec.from_dict(dict(spec)) for spec in discovered_games()])
+
+
+def game_source(spec: GameSpec | dict) -> str:
     """'playpen' for a packaged game, else where the user's registry found it."""
-    path = Path(spec.game_path).resolve()
+    path = Path(spec["game_path"] if isinstance(spec, dict) else spec.game_path).resolve()
     if path == GAMES_DIR or GAMES_DIR in path.parents:
         return "playpen"
     return f"user ({path})"
@@ -93,7 +145,7 @@ def game_source(spec: GameSpec) -> str:
 
 def check_version(version: str | None) -> None:
     """A benchmark version the user named (--benchmark): one the games implement."""
-    from playpen.games.common import VERSIONS
+    from playpen.games.versions import VERSIONS
 
     if version is not None and version not in VERSIONS:
         raise PlaypenError(f"unknown benchmark version {version!r}: choose {' or '.join(VERSIONS)}")
@@ -316,6 +368,12 @@ def resolve_model_spec(selector: str) -> ModelSpec:
         raise PlaypenError(
             f"unknown model {selector!r}: run `playpen list models`, or add an entry to ./model_registry.json"
         ) from None
+
+
+def user_model_names() -> list[str]:
+    """The models ./model_registry.json names (those `playpen models create-tiny` and the trainers register)."""
+    path = _user_model_registry_path()
+    return [e["model_name"] for e in _registry_entries(path, "model registry")] if path.exists() else []
 
 
 def register_model(entry: dict[str, Any]) -> Path:

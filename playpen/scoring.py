@@ -106,7 +106,7 @@ def recorded_experiment(episode_dir: Path, spec, interactions: dict, cache: dict
     return found, f"experiment {found['name']!r} of {spec.game_name}'s own instances ({version})"
 
 
-def score_results(results_dir: str | Path, game: str = "all", version: str | None = None
+def score_results(results_dir: str | Path, game: str | list[str] = "all", version: str | None = None
                   ) -> tuple[int, int, int, list[str]]:
     """Write scores.json next to every interactions.json below results_dir, each episode scored by the
     version of its game it was played with (or `version`); returns (scored, failed, incomplete, the games
@@ -117,6 +117,8 @@ def score_results(results_dir: str | Path, game: str = "all", version: str | Non
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise PlaypenError(f"results folder not found: {results_dir}")
+    games = [game] if isinstance(game, str) else list(game)
+    wanted = None if "all" in games else set(games)  # `game`: one name, several, or all
     registered = game_versions()
     benchmarks: dict = {}
     experiments: dict = {}  # each game version's own experiments, for episodes without experiment.json
@@ -125,7 +127,7 @@ def score_results(results_dir: str | Path, game: str = "all", version: str | Non
     for file in sorted(results_dir.rglob("interactions.json")):
         interactions = read_json(file, "interactions file")
         name = episode_game(file, interactions)
-        if game != "all" and name != game:
+        if wanted is not None and name not in wanted:
             continue
         if episode_state(file.parent) == INCOMPLETE:
             (file.parent / "scores.json").unlink(missing_ok=True)  # e.g. written just before the run was killed
@@ -150,7 +152,7 @@ def score_results(results_dir: str | Path, game: str = "all", version: str | Non
         scored += 1
         failed += "scoring_error" in scores
     if scored + failed + incomplete == 0 and not unscorable:
-        what = "episodes" if game == "all" else f"episodes of {game}"
+        what = "episodes" if wanted is None else f"episodes of {', '.join(sorted(wanted))}"
         raise PlaypenError(f"no {what} (interactions.json) found below {results_dir}: give the folder `playpen play -r` "
                            "wrote")
     return scored, failed, incomplete, unscorable

@@ -143,14 +143,14 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
     (["play", "-g", "wordle", "-m", "a", "b", "c"], None, "give one model"),
     (["play", "-g", "codenames", "-m", "expert", "--split", "train"], None, "no instances of the train split"),
     (["score", "-r", "missing-folder"], None, "results folder not found"),
-    (["replay", "missing-folder"], None, "recorded folder not found"),
+    (["replay", "-r", "missing-folder"], None, "recorded folder not found"),
     (["play", "-g", "{'foo':'bar'}", "-m", "expert"], None, "no game defines 'foo'"),
     (["list", "games", "-s", "{'benchmark':"], None, "is not a dict"),
-    (["play", "-g", "wordle", "-m", "expert", "-t", "1", "--branch", "2", "--branch-player", "Nobody"], None,
+    (["play", "-g", "wordle", "-m", "expert", "-T", "1", "--branch", "2", "--branch-player", "Nobody"], None,
      "--branch-player 'Nobody' plays in none of these games"),
     (["score", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no episodes (interactions.json) found"),
     (["transcribe", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no episodes (interactions.json) found"),
-    (["replay", "empty"], ("empty/notes.txt", "no episodes here"), "no recorded episodes found"),
+    (["replay", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no recorded episodes found"),
     (["report", "-r", "afile.txt"], ("afile.txt", "x"), "results folder not found: afile.txt"),
     (["play", "-g", "wordle", "-m", "expert", "-r", "afile.txt"], ("afile.txt", "x"), "afile.txt/expert (check the path)"),
     (["models", "create-tiny", "a/b"], None, "use letters, digits"),
@@ -163,8 +163,8 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
      "cannot load the tokenizer of model 'broken'"),
     (["eval", "expert", "--lmeval-include", "nowhere"], None, "--lmeval-include nowhere: folder not found"),
     (["eval", "expert", "--split", "dev", "-r", "run"], None, "unknown split 'dev'"),
-    (["view", "nowhere"], None, "not a folder: nowhere"),
-    (["view", ".", "--port", "70000"], None, "--port 70000: choose 1-65535"),
+    (["view", "-r", "nowhere"], None, "not a folder: nowhere"),
+    (["view", "-r", ".", "--port", "70000"], None, "--port 70000: choose 1-65535"),
 ])
 def test_user_mistakes_get_one_clear_line(in_tmp_cwd, capsys, argv, setup, expected):
     if setup:
@@ -172,7 +172,8 @@ def test_user_mistakes_get_one_clear_line(in_tmp_cwd, capsys, argv, setup, expec
         Path(setup[0]).write_text(setup[1])
     code, out, err = run(argv, capsys)
     assert code == 2
-    assert err.startswith("playpen: error: ") and expected in err
+    command = " ".join(argv[:2]) if argv[0] == "models" else argv[0]
+    assert err.startswith(f"playpen {command}: error: ") and expected in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
@@ -196,7 +197,7 @@ def test_eval_offers_exactly_the_suites_the_evaluator_runs():
 @pytest.mark.parametrize("flags,message", [
     (["-b", "0"], "must be at least 1, not 0"), (["--concurrency", "-1"], "must be at least 1, not -1"),
     (["-n", "0"], "must be at least 1"), (["-L", "0"], "must be at least 1"), (["-L", "many"], "expected a whole number"),
-    (["-t", "-1"], "must be 0 (greedy) or more"), (["--branch", "0"], "must be at least 1"),
+    (["-T", "-1"], "must be 0 (greedy) or more"), (["--branch", "0"], "must be at least 1"),
 ])
 def test_numbers_out_of_range_are_refused_before_anything_runs(capsys, flags, message):
     code, _, err = run(["play", "-g", "wordle", "-m", "expert", *flags], capsys)
@@ -241,7 +242,8 @@ def test_a_malformed_key_file_is_named(in_tmp_cwd, capsys):
 def test_results_folders_are_given_with_r_in_every_command(in_tmp_cwd, capsys):
     """`dataset` and `report` take their folders with -r, as every other command does; nothing else."""
     run(["play", "-g", "wordle", "-m", "expert", "-e", "high_frequency_words_no_clue_no_critic"], capsys)
-    code, out, err = run(["dataset", "conversational", "-r", "results", "-o", "conversational.jsonl"], capsys)
+    code, out, err = run(["dataset", "conversational", "-r", "results", "-o", "conversational.jsonl", "--split", "all"],
+                         capsys)
     assert code == 0 and Path("conversational.jsonl").read_text() != "", err
     code, out, _ = run(["report", "-r", "results", "-o", "rep"], capsys)
     assert code == 0 and (Path("rep") / "results.html").is_file()
@@ -250,7 +252,8 @@ def test_results_folders_are_given_with_r_in_every_command(in_tmp_cwd, capsys):
         assert code == 2 and "give the results folders with -r" in err and "Traceback" not in err
     for argv in (["dataset", "conversational", "results", "-o", "x.jsonl"], ["report", "results"]):
         code, _, err = run(argv, capsys)
-        assert code == 2 and "unrecognized arguments: results" in err and "Traceback" not in err
+        assert code == 2 and "unexpected argument results; folders go after -r" in err and "Traceback" not in err
+        assert err.startswith(f"usage: playpen {argv[0]} ")  # the command's own usage, not the top level's
 
 
 def test_play_exits_non_zero_with_the_first_error_when_episodes_raised(in_tmp_cwd, capsys):
@@ -264,7 +267,7 @@ def test_play_exits_non_zero_with_the_first_error_when_episodes_raised(in_tmp_cw
                              capsys)
     assert code == 1 and "; 10 raised." in out
     line = err.strip().splitlines()[-1]
-    assert line.startswith("playpen: error: 10 of 10 episodes raised (10 incomplete: a model call failed")
+    assert line.startswith("playpen play: error: 10 of 10 episodes raised (10 incomplete: a model call failed")
     assert "first: wordle high_frequency_words_no_clue_no_critic " in line and "InternalServerError" in line
     assert line.endswith("/error.json") and "Traceback" not in err
     assert not list(Path("results").rglob("scores.json"))  # nothing scored as the model's

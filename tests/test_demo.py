@@ -84,7 +84,7 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
     stats = SimpleNamespace(episodes=0, seconds=1.0, episodes_per_second=0.0, errors=0, skipped=0,
                             problem=lambda: None)
     recorder(playpen.play, "play", ([], stats, Path("results")))
-    recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o"))
+    recorder(playpen.trainers.runner, "run_trainer", SimpleNamespace(output_dir="o", registered_as="m", config=None))
     from playpen.trainers.runner import build_config, settings_dict, trainer_class
 
     def trained(arguments: dict) -> dict:
@@ -107,22 +107,23 @@ def test_each_step_runs_what_its_printed_command_runs(in_tmp_cwd, monkeypatch, m
         assert made[0] == made[1], step.argv
 
 
-def test_the_demo_runs_without_the_examples_folder(monkeypatch, tmp_path):
-    """From an installed package (no examples/ beside it) the demo trains with the trainers in
-    playpen.trainers and prints its commands as they read in a clone of the repository."""
+def test_the_demo_names_example_trainers_that_extend_what_it_trains(monkeypatch):
+    """The commands the demo prints name example trainers `playpen run` finds by name from any folder, and
+    each of them extends the trainer class the demo runs (so the printed command does what the demo did)."""
     import playpen.demo
     import playpen.trainers.runner
     from playpen.trainers.grpo import GameGRPO
+    from playpen.trainers.runner import trainer_class
     from playpen.trainers.sft import GameSFT
 
-    monkeypatch.setattr(playpen.demo, "EXAMPLES", tmp_path / "site-packages" / "examples" / "trl")
     trained = []
     monkeypatch.setattr(playpen.trainers.runner, "run_trainer", lambda trainer, *args, **kwargs: trained.append(trainer))
     runs = [step for step in playpen.demo.steps(playpen.demo.PLANS["tiny"]) if step.argv[0] == "run"]
-    assert [step.argv[1] for step in runs] == ["examples/trl/sft_trainer_simple.py", "examples/trl/grpo_trainer.py"]
+    assert [step.argv[1] for step in runs] == ["sft_trainer_simple", "grpo_trainer"]
     for step in runs:
         step.call()
     assert trained == [GameSFT, GameGRPO]
+    assert [issubclass(trainer_class(step.argv[1]), base) for step, base in zip(runs, trained)] == [True, True]
 
 
 def test_the_remaining_time_is_scaled_by_the_machine_then_by_the_steps_done(monkeypatch):

@@ -15,7 +15,7 @@ import yaml
 
 from playpen.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
+EXAMPLES = Path(__file__).resolve().parents[1] / "playpen" / "examples"
 CHATS = [[{"role": "user", "content": "Describe the target grid in one line starting with 'Expression: '."}],
          [{"role": "user", "content": "What is the capital of France? Answer in one word."}],
          [{"role": "system", "content": "You play taboo."}, {"role": "user", "content": "Describe: apple"}]]
@@ -87,7 +87,7 @@ def fails(argv: list[str], capsys) -> str:
         main(argv)
     assert stop.value.code != 0
     err = capsys.readouterr().err.strip()
-    assert err.startswith("playpen: error:") and "\n" not in err and "Traceback" not in err
+    assert err.startswith("playpen models export: error:") and "\n" not in err and "Traceback" not in err
     return err
 
 

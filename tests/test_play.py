@@ -58,7 +58,7 @@ def test_a_game_that_cannot_load_is_named_in_one_line_and_the_others_play(user_g
 
 def test_a_single_game_that_cannot_load_is_the_error(user_games, capsys):
     code, _, err = run(["play", "-g", "nltk_missing", "-m", "expert", "-r", "res"], capsys)
-    assert code == 2 and err.startswith("playpen: error: game 'nltk_missing' cannot be loaded")
+    assert code == 2 and err.startswith("playpen play: error: game 'nltk_missing' cannot be loaded")
     assert len(err.strip().splitlines()) == 1
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from playpen.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "trl"
+EXAMPLES = Path(__file__).resolve().parents[1] / "playpen" / "examples"
 pytestmark = pytest.mark.slow
 
 

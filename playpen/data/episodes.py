@@ -254,6 +254,50 @@ def preference_pairs(results_dirs: Iterable[str | Path], *, games=None, roles=No
     return pairs
 
 
+def held_out(rows: Iterable[dict]) -> dict[str, int]:
+    """How many samples (conversational rows or pairs) are of validation or test instances, per split: data
+    that must not be trained on unless meant to."""
+    from playpen.data.splits import in_split
+
+    counts: dict[str, int] = {}
+    for row in rows:
+        meta = row.get("meta") or {}
+        for split in ("validation", "test"):
+            if in_split(meta["game"], meta["experiment"], meta["task_id"], split):
+                counts[split] = counts.get(split, 0) + 1
+    return counts
+
+
+def no_samples(results_dirs: Iterable[str | Path], *, games=None, roles=None, models=None, outcomes=None,
+               split: str | None = None) -> str:
+    """Why the filters left no sample: the first filter that matches none of the episodes, with what the
+    episodes have instead (or that the folders hold no scored episode)."""
+    episodes = list(read_episodes(results_dirs))
+    if not episodes:
+        return (f"no scored episodes in {', '.join(map(str, results_dirs))}: give the folders `playpen play -r` "
+                "wrote")
+    if games is None:
+        kept = [e for e in episodes if _keep_game(e.game, None)]
+        if not kept:
+            named = ", ".join(sorted({e.game for e in episodes}))
+            return f"the episodes are of evaluation-only games ({named}): name them with -g to use them anyway"
+        episodes = kept
+    checks = [("-g/--games", games, lambda e: [e.game]),
+              ("--roles", roles, lambda e: [p.game_role for p in e.players]),
+              ("-m/--models", models, lambda e: [p.model for p in e.players]),
+              ("--outcome", outcomes, lambda e: [e.outcome]),
+              ("--split", [split] if split else None,
+               lambda e: [s for s in ("train", "validation", "test") if _in_split(e, s)])]
+    for option, wanted, values in checks:
+        if wanted is None:
+            continue
+        have = sorted({value for e in episodes for value in values(e)})
+        if not set(wanted) & set(have):
+            return f"{option} {' '.join(wanted)} matches no episode: the episodes have {', '.join(have) or 'none'}"
+        episodes = [e for e in episodes if set(wanted) & set(values(e))]
+    return "no samples: no episode passes all the filters together (preference pairs need two outcomes of an instance)"
+
+
 def _first_divergence(a: list[dict], b: list[dict]) -> int | None:
     """Index of the first assistant message where two chats differ after an identical history."""
     for i, (x, y) in enumerate(zip(a, b)):

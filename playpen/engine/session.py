@@ -44,17 +44,17 @@ class EpisodeTask:
 
 
 def tasks_from_instances(game: GameSpec, instances: dict, *, experiment: str | None = None,
-                         only: Container[tuple[str, int]] | None = None, repeats: int = 1) -> list[EpisodeTask]:
-    """Episode tasks for the instances of one game; optionally one experiment, or only the given
-    (experiment, game_id) pairs (a split)."""
+                         only: Container[tuple[str, int]] | None = None, repeats: int = 1,
+                         limit: int | None = None) -> list[EpisodeTask]:
+    """Episode tasks for the instances of one game; optionally one experiment, only the given (experiment,
+    game_id) pairs (a split), and only the first `limit` instances of each experiment (after the split)."""
     tasks = []
     for exp in instances["experiments"]:
         if experiment is not None and exp["name"] != experiment:
             continue
         settings = {k: v for k, v in exp.items() if k != "game_instances"}
-        for instance in exp["game_instances"]:
-            if only is not None and (exp["name"], int(instance["game_id"])) not in only:
-                continue
+        chosen = [i for i in exp["game_instances"] if only is None or (exp["name"], int(i["game_id"])) in only]
+        for instance in chosen[:limit]:
             tasks.extend(EpisodeTask(game, settings, instance, r) for r in range(repeats))
     return tasks
 

@@ -159,6 +159,7 @@ class PlaypenTrainer:
         self.weight_change: float | None = None  # set by train(): how far the weights moved, relative
         self.log_history: list[dict] = []  # set by finish(): what TRL logged
         self.truncated_samples: int | None = None  # SFT: samples cut by max_length
+        self.registered_as: str | None = None  # set by finish(): the name the trained model plays under
 
     def learn(self) -> None:
         raise NotImplementedError("a Playpen trainer implements learn()")
@@ -204,6 +205,7 @@ class PlaypenTrainer:
             print(f"resuming from {checkpoint} (--set resume=false starts over)", flush=True)
         if self.config.max_seconds > 0:
             trainer.add_callback(time_limit(self.config.max_seconds))
+        trainer.add_callback(step_report())
         before = outputs.weights_sample(trainer.model)
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         self.weight_change = outputs.relative_change(before, trainer.model)
@@ -245,6 +247,7 @@ class PlaypenTrainer:
             "checkpoint": str(checkpoint), "global_step": trainer.state.global_step,
             "num_processes": trainer.accelerator.num_processes, "log_history": trainer.state.log_history})
         shutil.rmtree(self.progress_dir, ignore_errors=True)  # the final model is saved: nothing to resume
+        self.registered_as = name
         return name
 
 
@@ -285,3 +288,44 @@ def time_limit(seconds: float):
                 control.should_training_stop = True
 
     return TimeLimit()
+
+
+def step_report():
+    """A Trainer callback that says, before the first step, how many steps the run will take, and after the
+    first few how long it will take at the pace they set (so a long run is never a surprise)."""
+    import time
+
+    from transformers import TrainerCallback
+
+    class StepReport(TrainerCallback):
+        def on_train_begin(self, args, state, control, train_dataloader=None, **kwargs):
+            self.first, self.started = state.global_step, None
+            if not state.is_world_process_zero:
+                return
+            samples = len(getattr(train_dataloader, "dataset", None) or []) if train_dataloader is not None else 0
+            per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
+            how = ("--set max_steps" if args.max_steps > 0 else
+                   f"{args.num_train_epochs:g} epochs of {samples} samples, {per_step} a step" if samples else
+                   f"{args.num_train_epochs:g} epochs")
+            resumed = f", resuming at step {state.global_step}" if state.global_step else ""
+            print(f"training: {state.max_steps} steps ({how}{resumed}); the time it takes follows the first "
+                  "steps (--set max_steps=N for fewer)", flush=True)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            done = state.global_step - self.first
+            if done == 1:
+                self.started = time.monotonic()  # the first step warms up: timed from its end
+            elif done == 3 and state.is_world_process_zero and state.max_steps > state.global_step:
+                pace = (time.monotonic() - self.started) / 2
+                left = pace * (state.max_steps - state.global_step)
+                print(f"training: {pace:.1f} s a step, about {_duration(left)} for the {state.max_steps - state.global_step} "
+                      f"steps left", flush=True)
+
+    return StepReport()
+
+
+def _duration(seconds: float) -> str:
+    """A duration as people say it: seconds, minutes or hours."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"

@@ -1,5 +1,6 @@
-"""`playpen run FILE -l LEARNER [-t TEACHER] [--set name=value ...]`: find the trainer defined in FILE, build
-its config from the `--set` values and let it learn.
+"""`playpen run TRAINER -l LEARNER [-t TEACHER] [--set name=value ...]`: find the trainer (a file, or the name of
+one of the example trainers shipped in playpen/examples/), build its config from the `--set` values and let it
+learn.
 
 A `--set` name is a field of the trainer's config dataclass (TRL's own names, e.g. num_train_epochs, are
 fields too), typed like the field: comma-separated values for a list, true/false, whole numbers, numbers,
@@ -22,13 +23,44 @@ from playpen.errors import PlaypenError
 from playpen.trainers.base import PlaypenTrainer
 
 ALIASES = {"epochs": "num_train_epochs", "batch_size": "per_device_train_batch_size"}
+EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"  # the example trainers, shipped with the package
+
+
+def example_names() -> list[str]:
+    """The example trainers' names (their file names without .py)."""
+    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.py"))
+
+
+def example_path(name: str) -> Path:
+    """The file of the example trainer `name` (e.g. sft_trainer_lora, with or without .py), from any folder."""
+    stem = Path(name).name.removesuffix(".py")
+    path = EXAMPLES_DIR / f"{stem}.py"
+    if not path.is_file():
+        raise PlaypenError(f"no example trainer {name!r}: choose one of {', '.join(example_names())}, or give a "
+                           "trainer file")
+    return path
+
+
+def trainer_file(given: str | Path) -> Path:
+    """What `playpen run` was given, as a file: a path that exists, else an example trainer of that name (so
+    the examples/trl/NAME.py of earlier releases still finds it, with a note)."""
+    path = Path(given)
+    if path.is_file():
+        return path
+    stem = path.name.removesuffix(".py")
+    if stem in example_names():
+        if path.parent != Path("."):
+            print(f"note: the example trainers ship with Playpen now: `playpen run {stem}` (not {given})",
+                  file=sys.stderr)
+        return example_path(stem)
+    raise PlaypenError(f"trainer not found: {given}: give a trainer file, or the name of an example trainer "
+                       f"({', '.join(example_names())})")
 
 
 def trainer_class(file: str | Path) -> type[PlaypenTrainer]:
-    """The one PlaypenTrainer subclass defined in the file (imported ones do not count)."""
-    path = Path(file)
-    if not path.is_file():
-        raise PlaypenError(f"trainer file not found: {path}")
+    """The one PlaypenTrainer subclass defined in the file (imported ones do not count); the file may also be
+    named as an example trainer (`trainer_file`)."""
+    path = trainer_file(file)
     name = f"playpen_trainer_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -48,7 +80,7 @@ def trainer_class(file: str | Path) -> type[PlaypenTrainer]:
         names = ", ".join(sorted(c.__name__ for c in found))
         raise PlaypenError(f"{path} defines several trainers ({names}): keep one per file")
     if found[0].learn is PlaypenTrainer.learn:
-        raise PlaypenError(f"{found[0].__name__} in {path} has no learn() method: write one (see examples/trl/)")
+        raise PlaypenError(f"{found[0].__name__} in {path} has no learn() method: write one (see {EXAMPLES_DIR})")
     if found[0].config_class is None:
         raise PlaypenError(f"{found[0].__name__} in {path} names no config_class: set it to a config dataclass "
                            "(see playpen/trainers/sft.py)")
@@ -142,8 +174,32 @@ def run_trainer(trainer: str | Path | type[PlaypenTrainer], learner: str, teache
     config = build_config(cls, settings_dict(settings))
     run = cls(resolve_model_spec(learner), resolve_model_spec(teacher) if teacher else None, config=config,
               temperature=temperature, max_tokens=max_tokens)
+    note = data_note(config)
+    if note:
+        print(note, flush=True)
     run.learn()
     return run
+
+
+def data_note(config) -> str | None:
+    """What an SFT or DPO run will train on when no `--set data` names a file: data it makes itself, said
+    before it spends the time."""
+    from playpen.trainers.dpo import GameDPOConfig
+    from playpen.trainers.sft import GameSFTConfig
+
+    if getattr(config, "data", None) != "":
+        return None
+    games = ",".join(config.games)
+    if isinstance(config, GameSFTConfig):
+        where = (f"{config.fresh_instances} fresh instances per game" if config.fresh_instances
+                 else "their train split")
+        return (f"data: the expert players play {games} on {where} (or reuse what they played in "
+                "playpen-records/expert) and their won episodes' turns are the samples; --set data=FILE.jsonl "
+                "trains on yours (`playpen dataset conversational`)")
+    if isinstance(config, GameDPOConfig):
+        return (f"data: the expert and the learner play the train split of {games} and their first diverging "
+                "turns are the pairs; --set data=FILE.jsonl trains on yours (`playpen dataset preference`)")
+    return None
 
 
 # ------------------------------------------------------------------------- docs/training.md's settings tables
@@ -204,5 +260,4 @@ if __name__ == "__main__":  # rewrite the settings tables in the given markdown 
     doc = Path(sys.argv[1])
     text = doc.read_text()
     start, end = text.index(DOC_BEGIN), text.index(DOC_END) + len(DOC_END)
-    doc.write_text(text[:start] + settings_tables(Path(__file__).resolve().parents[2] / "examples" / "trl")
-                   + text[end:])
+    doc.write_text(text[:start] + settings_tables(EXAMPLES_DIR) + text[end:])

@@ -153,8 +153,7 @@ def test_own_play_trainers_play_and_train_on_cuda_in_bf16(in_tmp_cwd, tiny_model
 
     register_model(registry_entry("tiny", tiny_model_dir))
     Path("game_registry.json").write_text(json.dumps([{"benchmark_path": str(FIXTURE_GAMES)}]))
-    examples = Path(__file__).resolve().parents[2] / "examples" / "trl"
-    argv = ["run", str(examples / example), "-l", "tiny", "-T", "1.0", "-L", "2", "--set", "games=vowel_start",
+    argv = ["run", example, "-l", "tiny", "-T", "1.0", "-L", "2", "--set", "games=vowel_start",
             "--set", "fresh_instances=false", "--set", "batch_size=4", "--set", "save_steps=0"]
     for setting in settings:
         argv += ["--set", setting]

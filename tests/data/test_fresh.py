@@ -71,10 +71,8 @@ def test_the_experts_win_fresh_instances_and_sft_trains_on_them(tiny, capsys):
 
     from playpen.cli import main
 
-    main(["run", "examples/trl/sft_trainer_simple.py" if Path("examples").exists() else
-          str(Path(__file__).resolve().parents[2] / "examples" / "trl" / "sft_trainer_simple.py"),
-          "-l", tiny, "--set", "games=privateshared", "--set", "fresh_instances=10", "--set", "max_steps=1",
-          "--set", "batch_size=2"])
+    main(["run", "sft_trainer_simple", "-l", tiny, "--set", "games=privateshared", "--set", "fresh_instances=10",
+          "--set", "max_steps=1", "--set", "batch_size=2"])
     played = list(Path("playpen-records").glob("expert-fresh-42-10/expert/privateshared/*/instance_*/scores.json"))
     assert len(played) == 10
     ids = {int(p.parent.name.removeprefix("instance_")) for p in played}

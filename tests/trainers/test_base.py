@@ -16,7 +16,7 @@ from playpen.trainers.base import PlaypenConfig, PlaypenTrainer, setting
 from playpen.trainers.runner import build_config
 from playpen.trainers.samples import sft_samples
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "trl"
+EXAMPLES = Path(__file__).resolve().parents[2] / "playpen" / "examples"
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The example trainers in examples/trl/: each trains a few steps on the tiny model, registers the result,
+"""The example trainers in playpen/examples/: each trains a few steps on the tiny model, registers the result,
 and the registered model loads and plays."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from playpen.cli import main
 from playpen.errors import PlaypenError
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "trl"
+EXAMPLES = Path(__file__).resolve().parents[2] / "playpen" / "examples"
 FIXTURE_GAMES = Path(__file__).resolve().parents[1] / "fixtures" / "games"
 
 

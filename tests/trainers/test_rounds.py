@@ -12,7 +12,7 @@ import pytest
 
 from playpen.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "trl"
+EXAMPLES = Path(__file__).resolve().parents[2] / "playpen" / "examples"
 pytestmark = pytest.mark.slow
 ROUNDS = ["--set", "games=referencegame", "--set", "rounds=2", "--set", "samples=4", "--set", "instances_per_round=4",
           "--set", "steps_per_round=2", "--set", "batch_size=2"]

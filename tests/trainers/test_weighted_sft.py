@@ -11,7 +11,7 @@ import torch
 
 from playpen.trainers.weighted_sft import WeightedSFTTrainer
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "trl"
+EXAMPLES = Path(__file__).resolve().parents[2] / "playpen" / "examples"
 
 
 def rows(weights: list[float]) -> list[dict]:

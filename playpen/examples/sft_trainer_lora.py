@@ -1,7 +1,7 @@
 """Supervised fine-tuning of a LoRA adapter (r 16, alpha 32, all linear layers) on expert demonstrations.
 
-    playpen run examples/trl/sft_trainer_lora.py -l llama3-8b
-    playpen run examples/trl/sft_trainer_lora.py -l tiny --set games=wordle --set max_steps=20
+    playpen run sft_trainer_lora -l llama3-8b
+    playpen run sft_trainer_lora -l tiny --set games=wordle --set max_steps=20
 
 Same data as sft_trainer_simple.py (`--set data=sft.jsonl` for your own); only the adapter is trained and saved
 (models/sft-lora/<learner>/...). It is registered as <learner>-sft-lora: the learner's weights with the adapter on

@@ -1,9 +1,9 @@
 """Full supervised fine-tuning on the games' expert demonstrations (successful episodes only).
 
-    playpen run examples/trl/sft_trainer_simple.py -l smol-135m
-    playpen run examples/trl/sft_trainer_simple.py -l tiny --set games=wordle --set max_steps=50
-    playpen run examples/trl/sft_trainer_simple.py -l smol-135m --set data=sft.jsonl   # your own samples
-    accelerate launch -m playpen run examples/trl/sft_trainer_simple.py -l llama3-8b   # several GPUs
+    playpen run sft_trainer_simple -l smol-135m
+    playpen run sft_trainer_simple -l tiny --set games=wordle --set max_steps=50
+    playpen run sft_trainer_simple -l smol-135m --set data=sft.jsonl   # your own samples
+    accelerate launch -m playpen run sft_trainer_simple -l llama3-8b   # several GPUs
 
 By default the expert players play the train split of the games (recorded once in playpen-records/expert);
 every assistant turn of a won episode (or of each sample in `data`) becomes a prompt-completion sample, so the

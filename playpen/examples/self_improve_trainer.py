@@ -1,8 +1,8 @@
 """Self-improvement: the learner plays, keeps the episodes it won, and is fine-tuned on its own turns in them.
 
-    playpen run examples/trl/self_improve_trainer.py -l smol-135m-sft -t expert -T 1.0
-    playpen run examples/trl/self_improve_trainer.py -l tiny --set games=wordle --set rounds=2 --set samples=2
-    playpen run examples/trl/self_improve_trainer.py -l smol-135m-sft -T 1.0 --set best_only=true   # self-play
+    playpen run self_improve_trainer -l smol-135m-sft -t expert -T 1.0
+    playpen run self_improve_trainer -l tiny --set games=wordle --set rounds=2 --set samples=2
+    playpen run self_improve_trainer -l smol-135m-sft -T 1.0 --set best_only=true   # self-play
 
 Each round the learner, with its current weights, plays `instances_per_round` fresh train instances of each
 game `samples` times at -T (in the seats `seats` against the partner -t, or in every role without one); every

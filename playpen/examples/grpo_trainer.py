@@ -1,12 +1,12 @@
 """Online multi-turn GRPO: the learner plays the games while it learns from the episodes' outcomes.
 
-    playpen run examples/trl/grpo_trainer.py -l smol-135m -T 1.0                # self-play, trains Player 1
-    playpen run examples/trl/grpo_trainer.py -l smol-135m -T 1.0 --set all_roles=true   # self-play, every role
-    playpen run examples/trl/grpo_trainer.py -l smol-135m -t expert -T 1.0      # the expert plays the other role
-    playpen run examples/trl/grpo_trainer.py -l tiny --set games=wordle --set max_steps=5 --set turn_weight=0.5
-    playpen run examples/trl/grpo_trainer.py -l llama3-8b -T 1.0 --set use_vllm=true     # vLLM, one GPU
-    playpen run examples/trl/grpo_trainer.py -l smol-135m -t expert -T 1.0 --set async_rollout=true
-    playpen run examples/trl/grpo_trainer.py -l smol-135m -t expert -T 1.0 --set fresh_instances=500
+    playpen run grpo_trainer -l smol-135m -T 1.0                # self-play, trains Player 1
+    playpen run grpo_trainer -l smol-135m -T 1.0 --set all_roles=true   # self-play, every role
+    playpen run grpo_trainer -l smol-135m -t expert -T 1.0      # the expert plays the other role
+    playpen run grpo_trainer -l tiny --set games=wordle --set max_steps=5 --set turn_weight=0.5
+    playpen run grpo_trainer -l llama3-8b -T 1.0 --set use_vllm=true     # vLLM, one GPU
+    playpen run grpo_trainer -l smol-135m -t expert -T 1.0 --set async_rollout=true
+    playpen run grpo_trainer -l smol-135m -t expert -T 1.0 --set fresh_instances=500
 
 Each step draws `instances_per_step` training instances; the learner plays each `num_generations` times
 (a GRPO group) through Playpen's engine, its turns kept as exact token ids. The reward comes from the

@@ -1,7 +1,7 @@
 """Own-play DPO, iterated: pairs of the learner's own answers after the same history, one that went on to win.
 
-    playpen run examples/trl/dpo_trainer_own.py -l smol-135m-sft -t expert -T 1.0
-    playpen run examples/trl/dpo_trainer_own.py -l tiny --set games=wordle --set rounds=2 --set branch=3
+    playpen run dpo_trainer_own -l smol-135m-sft -t expert -T 1.0
+    playpen run dpo_trainer_own -l tiny --set games=wordle --set rounds=2 --set branch=3
 
 Each round the learner plays `instances_per_round` fresh train instances per game `samples` times at -T,
 forking each episode at every one of its turns into `branch` answers that are each played to the end; where

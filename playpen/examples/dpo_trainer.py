@@ -1,8 +1,8 @@
 """Direct preference optimisation from preference pairs of recorded episodes.
 
-    playpen run examples/trl/dpo_trainer.py -l smol-135m
-    playpen run examples/trl/dpo_trainer.py -l tiny --set games=wordle --set max_steps=10
-    playpen run examples/trl/dpo_trainer.py -l smol-135m --set data=pairs.jsonl   # your own pairs
+    playpen run dpo_trainer -l smol-135m
+    playpen run dpo_trainer -l tiny --set games=wordle --set max_steps=10
+    playpen run dpo_trainer -l smol-135m --set data=pairs.jsonl   # your own pairs
 
 By default the pairs contrast the expert with the learner itself on the train split: both play every
 instance (recorded in playpen-records/; the learner afresh on every run), and wherever their outcomes differ
