@@ -217,7 +217,7 @@ def cmd_dataset(args: argparse.Namespace) -> None:
     held = held_out(rows) if args.split is None else {}
     if held:
         counts = " and ".join(f"{n} of {split} instances" for split, n in held.items())
-        raise PlaypenError(f"{counts} among the {len(rows)} samples: training on them would spoil the evaluation; "
+        raise PlaypenError(f"of the {len(rows)} samples, {counts}: training on them would spoil the evaluation; "
                            "--split train keeps the train instances only (--split all writes every sample)")
     path = save_jsonl(rows, args.out)
     print(f"{len(rows)} {args.kind} samples written to {path} "
@@ -242,7 +242,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
     quiet_clemcore()
     if args.model is None:  # aggregate an existing results tree: every model found
         if not (args.skip_gameplay and args.results_dir):
-            if args.games and len(args.games) > 1:  # `-g GAME ... MODEL`: -g took the model as a game
+            from playpen.registry import discovered_games
+
+            games = {spec["game_name"] for spec in discovered_games()}
+            if args.games and len(args.games) > 1 and args.games[-1] not in games:  # `-g GAME MODEL`: -g took it
                 args.parser.error(f"no MODEL: -g took {args.games[-1]!r} as a game; give the model first: "
                                   f"playpen eval {args.games[-1]} -g {' '.join(args.games[:-1])}")
             args.parser.error("give a MODEL to evaluate (playpen eval MODEL), or --skip-gameplay -r DIR to "

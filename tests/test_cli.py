@@ -271,3 +271,76 @@ def test_play_exits_non_zero_with_the_first_error_when_episodes_raised(in_tmp_cw
     assert "first: wordle high_frequency_words_no_clue_no_critic " in line and "InternalServerError" in line
     assert line.endswith("/error.json") and "Traceback" not in err
     assert not list(Path("results").rglob("scores.json"))  # nothing scored as the model's
+
+
+def test_list_games_reads_the_game_files_without_clemcore():
+    """`playpen list games` answers at once: it reads clemgame.json files and imports neither clemcore nor torch."""
+    code = ("import sys; from playpen.cli import main; main(['list', 'games']); "
+            "print(sorted(m for m in ('clemcore', 'torch', 'transformers') if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "[]" and "  wordle " in done.stdout
+
+
+@pytest.mark.parametrize("argv,expected", [
+    (["report", "results"], "unexpected argument results; folders go after -r, e.g. playpen report -r results"),
+    (["play", "-g", "wordle", "-m", "expert", "--splt", "validation"], "unknown option --splt: did you mean --split?"),
+    (["eval", "-g", "taboo", "smollm2-135m"], "-g took 'smollm2-135m' as a game; give the model first: "
+                                              "playpen eval smollm2-135m -g taboo"),
+    (["eval", "-g", "taboo", "wordle"], "give a MODEL to evaluate"),
+    (["view"], "give the folders to browse with -r"),
+    (["dataset", "-o", "x.jsonl"], "give the kind of data first"),
+    (["run"], "the following arguments are required: TRAINER, -l/--learner"),
+    (["list", "game"], "invalid choice: 'game'"),
+    (["models", "export"], "the following arguments are required: name, dir"),
+])
+def test_a_commands_mistake_is_answered_by_that_command(in_tmp_cwd, capsys, argv, expected):
+    """Its own usage line, then one line naming the problem and the fix; never the top level's usage."""
+    code, _, err = run(argv, capsys)
+    command = " ".join(argv[:2]) if argv[0] == "models" else argv[0]
+    assert code == 2 and err.startswith(f"usage: playpen {command} ") and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(f"playpen {command}: error: ") and expected in err
+
+
+def test_old_spellings_work_with_a_one_line_notice(in_tmp_cwd, capsys):
+    code, out, err = run(["play", "-g", "taboo", "-m", "expert", "-t", "0.5", "--limit", "1"], capsys)
+    assert code == 0 and "3 episodes" in out
+    assert err.strip().splitlines()[0].startswith("playpen play: note: -t is -T now")
+    code, out, err = run(["replay", "results"], capsys)  # the folder alone, as before
+    assert code == 0 and "give the folder with -r" in err and "taboo" in out
+    code, _, err = run(["play", "-g", "taboo", "-m", "expert", "--results_dir", "other", "--limit", "1"], capsys)
+    assert code == 0 and "note:" not in err and Path("other/expert/taboo").is_dir()  # clem's spelling, no notice
+
+
+def test_limit_plays_the_first_instances_of_each_experiment(in_tmp_cwd, capsys):
+    code, out, _ = run(["play", "-g", "wordle", "-m", "expert", "--limit", "2", "--split", "validation"], capsys)
+    played = list(Path("results/expert/wordle").rglob("completed.json"))
+    experiments = {p.parent.parent.name for p in played}
+    assert code == 0 and len(experiments) > 1 and len(played) == 2 * len(experiments)
+
+
+def test_dataset_refuses_held_out_instances_and_names_the_filter_that_matched_nothing(in_tmp_cwd, capsys):
+    run(["play", "-g", "taboo", "-m", "expert", "--limit", "2"], capsys)
+    code, _, err = run(["dataset", "conversational", "-r", "results", "-o", "x.jsonl"], capsys)
+    assert code == 2 and "of validation instances" in err and "would spoil the evaluation; --split train" in err
+    assert not Path("x.jsonl").exists()
+    code, out, _ = run(["dataset", "-r", "results", "conversational", "-o", "x.jsonl", "--split", "train"], capsys)
+    assert code == 0 and "samples written to x.jsonl" in out  # -r before the kind does not swallow it
+    rows = [json.loads(line) for line in Path("x.jsonl").read_text().splitlines()]
+    from playpen.data.splits import in_split
+    assert rows and all(in_split("taboo", r["meta"]["experiment"], r["meta"]["task_id"], "train") for r in rows)
+    code, _, err = run(["dataset", "conversational", "-r", "results", "-o", "x.jsonl", "--split", "train"], capsys)
+    assert code == 2 and "x.jsonl exists" in err and "--force" in err
+    for flags, expected in ((["--roles", "describer"], "--roles describer matches no episode: the episodes have "
+                                                        "Describer, Guesser"),
+                            (["-g", "wordle"], "-g/--games wordle matches no episode: the episodes have taboo"),
+                            (["-m", "gpt"], "-m/--models gpt matches no episode: the episodes have expert")):
+        code, _, err = run(["dataset", "conversational", "-r", "results", "-o", "y.jsonl", "--split", "all", *flags],
+                           capsys)
+        assert code == 2 and expected in err, flags
+
+
+def test_create_tiny_asks_before_replacing_a_model(in_tmp_cwd, capsys):
+    assert run(["models", "create-tiny", "mini", "--vocab", "512", "--hidden", "32"], capsys)[0] == 0
+    code, _, err = run(["models", "create-tiny", "mini", "--vocab", "512", "--hidden", "32"], capsys)
+    assert code == 2 and "a model 'mini' exists" in err and "--force" in err
+    assert run(["models", "create-tiny", "mini", "--vocab", "512", "--hidden", "32", "--force"], capsys)[0] == 0
