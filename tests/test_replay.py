@@ -15,7 +15,7 @@ from playpen.replay import recorded_batches, replay_dir
 
 def test_json_report_has_episodes_and_agreement(parity_dir, tmp_path, capsys):
     out = tmp_path / "replay.json"
-    main(["replay", str(parity_dir / "episodes"), "-g", "wordle", "--json", str(out)])
+    main(["replay", "-r", str(parity_dir / "episodes"), "-g", "wordle", "--json", str(out)])
     report = json.loads(out.read_text())
     assert report["agreement"] == {"wordle": [2, 2]}
     row = report["episodes"][0]
@@ -96,7 +96,7 @@ def test_a_run_without_experiment_json_replays_with_the_games_own_experiments(pl
     interactions = json.loads((renamed / odd.name / "interactions.json").read_text())
     interactions["meta"]["experiment_name"] = "unheard_of_en"
     (renamed / odd.name / "interactions.json").write_text(json.dumps(interactions))
-    main(["replay", str(run), "-g", "taboo"])
+    main(["replay", "-r", str(run), "-g", "taboo"])
     out = capsys.readouterr().out
     assert f"skipped {renamed / odd.name}: no experiment.json above the episode, and taboo (playschool2026) has no " \
            "experiment named 'unheard_of_en'" in out

@@ -79,7 +79,7 @@ def test_preference_pairs_contrast_episodes_of_one_instance_with_different_outco
 
 
 def test_branching_gives_turn_pairs_from_the_same_history(tiny):
-    main(["play", "-g", "wordle", "-m", tiny, "-t", "1.0", "-L", "6", "--branch", "3", "-e", WORDLE_HIGH,
+    main(["play", "-g", "wordle", "-m", tiny, "-T", "1.0", "-L", "6", "--branch", "3", "-e", WORDLE_HIGH,
           "-r", "branches"])
     episodes = {Path(e.path).name: e for e in read_episodes(["branches"])}
     forks = {name: e for name, e in episodes.items() if "b0_" in name}
@@ -98,7 +98,7 @@ def test_the_2_0_layout_is_read(parity_dir):
 
 def test_jsonl_round_trip_through_hf_datasets(in_tmp_cwd, capsys):
     main(["play", "-g", "wordle", "-m", "expert", "-e", WORDLE_HIGH])
-    main(["dataset", "conversational", "-r", "results", "-o", "sft.jsonl", "--outcome", "success"])
+    main(["dataset", "conversational", "-r", "results", "-o", "sft.jsonl", "--outcome", "success", "--split", "all"])
     assert "10 conversational samples written" in capsys.readouterr().out
     dataset = load_playpen_data("sft.jsonl")
     assert len(dataset) == 10 and set(dataset.column_names) == {"messages", "meta"}

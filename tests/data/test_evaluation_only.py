@@ -78,7 +78,7 @@ def test_default_training_data_leaves_the_ood_games_out(in_tmp_cwd):
     assert games == {"wordle"}  # the OOD game's episode is not training data by default
     assert {row["meta"]["game"] for row in conversational(["results"], games=["toh_multi_turn"])} == {"toh_multi_turn"}
     assert all(p["meta"]["game"] != "toh_multi_turn" for p in preference_pairs(["results"]))
-    main(["dataset", "conversational", "-r", "results", "-o", "sft.jsonl"])
+    main(["dataset", "conversational", "-r", "results", "-o", "sft.jsonl", "--split", "all"])
     rows = [json.loads(line) for line in Path("sft.jsonl").read_text().splitlines()]
     assert rows and {row["meta"]["game"] for row in rows} == {"wordle"}
     # a trainer told to use the game still takes no sample of it: it has no train instance

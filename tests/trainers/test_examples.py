@@ -53,7 +53,7 @@ def test_example_trains_registers_and_the_model_plays(tiny, capsys, example, set
 @pytest.mark.slow
 def test_sft_trains_on_a_dataset_the_user_built(tiny, capsys):
     main(["play", "-g", "taboo", "-m", "expert", "-r", "demos", "-e", "high_en"])  # every split: filtered below
-    main(["dataset", "conversational", "-r", "demos", "-o", "sft.jsonl", "--outcome", "success"])
+    main(["dataset", "conversational", "-r", "demos", "-o", "sft.jsonl", "--outcome", "success", "--split", "all"])
     rows = [json.loads(line) for line in Path("sft.jsonl").read_text().splitlines()]
     main(["run", str(EXAMPLES / "sft_trainer_simple.py"), "-l", tiny, "--set", "data=sft.jsonl",
           "--set", "max_steps=2", "--set", "batch_size=2"])

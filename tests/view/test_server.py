@@ -81,8 +81,8 @@ def snapshot(folder: Path) -> dict:
 
 
 def start_view(*folders: Path) -> tuple[subprocess.Popen, str]:
-    """`playpen view FOLDER...` started on a free port, and the address it printed."""
-    process = subprocess.Popen([sys.executable, "-m", "playpen", "view", *map(str, folders)],
+    """`playpen view -r FOLDER...` started on a free port, and the address it printed."""
+    process = subprocess.Popen([sys.executable, "-m", "playpen", "view", "-r", *map(str, folders)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                cwd=Path(__file__).resolve().parents[2])
     printed = []
