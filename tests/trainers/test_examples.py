@@ -118,7 +118,7 @@ def test_run_needs_exactly_one_trainer(in_tmp_cwd, capsys):
     for file, message in (("none.py", "defines no trainer"), ("two.py", "several trainers (A, B)"),
                           ("nolearn.py", "Idle in nolearn.py has no learn() method"),
                           ("noconfig.py", "Bare in noconfig.py names no config_class"),
-                          ("broken.py", "syntax error"), ("missing.py", "trainer file not found")):
+                          ("broken.py", "syntax error"), ("missing.py", "trainer not found: missing.py")):
         with pytest.raises(SystemExit):
             main(["run", file, "-l", "expert"])
         assert message in capsys.readouterr().err
