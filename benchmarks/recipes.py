@@ -50,7 +50,6 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples" / "trl"
 RECORDED_EVAL = ROOT.parent / "shared" / "parity" / "playschool2026" / "playpen_eval" / "qwen3.5-2b"
 TRAINED = ["referencegame", "taboo", "wordle"]
 STATIC = ("bbh", "cladder", "eqbench", "ifeval", "mmlu_pro")
@@ -198,11 +197,11 @@ def score(model: str, folder: Path, rows: Path, max_tokens: int, batch_size: int
 
 def train(example: str, learner: str, settings: list[str], profile: Profile, teacher: str | None = None) -> float:
     """Run an example trainer (its output to stderr); returns the seconds it took."""
-    from playpen.trainers.runner import run_trainer
+    from playpen.trainers.runner import example_path, run_trainer
 
     started = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):
-        run_trainer(EXAMPLES / example, learner, teacher, temperature=profile.temperature if teacher else 0.0,
+        run_trainer(example_path(example), learner, teacher, temperature=profile.temperature if teacher else 0.0,
                     max_tokens=profile.max_tokens, settings=[f"games={','.join(TRAINED)}", *settings])
     return time.perf_counter() - started
 

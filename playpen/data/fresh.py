@@ -4,10 +4,13 @@ need not cycle through the same few train instances, which online training memor
     from playpen.data.fresh import fresh_instances
     instances = fresh_instances("referencegame", seed=0, count=200)   # an instances file's dict
 
-An instance whose content (everything but its game_id) equals a validation or test instance of the game is
-left out, and so is a repeat of one already drawn: what is trained on can never be what is evaluated. Fresh
-instances keep their experiment's name and settings and get game ids from FRESH_ID_BASE on, which no shipped
-instance has. The same (game, seed, count) always gives the same instances.
+An instance whose content (everything but its game_id) equals any instance the game ships, in any of its
+versions, is left out, and so is a repeat of one already drawn: what is trained on can never be what is
+evaluated, whichever ids an evaluation selects from the shipped files (Playpen's validation split, the
+official validation ids, which include ids of Playpen's train split, or the test split). Fresh instances keep
+their experiment's name and settings, only the experiments the version's instances file has (a generator may
+draw more), and get game ids from FRESH_ID_BASE on, which no shipped instance has. The same (game, seed,
+count, version) always gives the same instances.
 
 A game's generator is found in its folder's instancegenerator.py: a module function
 `draw_instances(seed, game_name) -> dict` where the generator needs more than a seed (the wordle games share
@@ -82,15 +85,15 @@ def content_key(instance: dict) -> str:
 
 
 def held_out_keys(spec) -> set[str]:
-    """The contents of every validation and test instance of the game's shipped instances."""
-    from playpen.data.splits import in_split
-    from playpen.registry import load_instances
+    """The contents of every instance the game ships, in every version: each can be evaluated (the official
+    validation ids select some of Playpen's train split), so none is drawn again as a fresh one."""
+    from playpen.registry import game_registry, load_instances
 
     keys = set()
-    for experiment in load_instances(spec)["experiments"]:
-        for instance in experiment["game_instances"]:
-            if not in_split(spec.game_name, experiment["name"], instance["game_id"], "train"):
-                keys.add(content_key(instance))
+    for other in game_registry():
+        if other.game_name == spec.game_name and other.game_file_exists():
+            for experiment in load_instances(other)["experiments"]:
+                keys.update(content_key(instance) for instance in experiment["game_instances"])
     return keys
 
 
@@ -105,14 +108,20 @@ def fresh_instances(game: str, seed: int, count: int, version: str | None = None
 
     if count < 1:
         raise PlaypenError(f"fresh instances: count must be at least 1 (got {count})")
+    from playpen.registry import load_instances
+
     spec = select_games([game], version)[0]
     seen = held_out_keys(spec)
+    shipped = {experiment["name"] for experiment in load_instances(spec)["experiments"]}
     experiments: dict[str, dict] = {}
     pools: dict[str, list[dict]] = {}
     dry = 0
     for draw in range(MAX_DRAWS):
         before = len(seen)
-        for experiment in draw_instances(spec, _draw_seed(seed, draw))["experiments"]:
+        drawn = draw_instances(spec, _draw_seed(seed, draw))["experiments"]
+        if any(experiment["name"] in shipped for experiment in drawn):  # else a user's generator names them anew
+            drawn = [experiment for experiment in drawn if experiment["name"] in shipped]
+        for experiment in drawn:
             name = experiment["name"]
             experiments.setdefault(name, {k: v for k, v in experiment.items() if k != "game_instances"})
             for instance in experiment["game_instances"]:
@@ -134,7 +143,7 @@ def fresh_instances(game: str, seed: int, count: int, version: str | None = None
         if mine:
             games = [{**instance, "game_id": FRESH_ID_BASE + i} for i, instance in enumerate(mine)]
             out.append({**spec_experiment, "game_instances": games})
-    return {"experiments": out, "fresh": {"game": game, "seed": seed, "count": count}}
+    return {"experiments": out, "fresh": {"game": game, "seed": seed, "count": count, "version": version}}
 
 
 def _round_robin(pools: dict[str, list[dict]], count: int) -> list[tuple[str, dict]]:

@@ -79,3 +79,47 @@ def test_the_experts_win_fresh_instances_and_sft_trains_on_them(tiny, capsys):
     assert min(ids) >= FRESH_ID_BASE
     won = sum(json.loads(p.read_text())["episode scores"]["Success"] == 1 for p in played)
     assert won >= 8
+
+
+INDOMAIN_2026 = ["adventuregame", "clean_up", "codenames", "dond", "guesswhat", "imagegame", "matchit_ascii",
+                 "privateshared", "referencegame", "taboo", "textmapworld", "textmapworld_graphreasoning",
+                 "textmapworld_specificroom", "wordle", "wordle_withclue", "wordle_withcritic"]
+
+
+def official_validation(playschool_dir, game: str) -> list[tuple[str, int, dict]]:
+    """(experiment, game_id, instance as recorded) of every official validation instance of a game that the
+    recorded `playpen eval` runs played."""
+    found = {}
+    for path in sorted((playschool_dir / "playpen_eval").glob(f"*/clem/*/{game}/*/instance_*/instance.json")):
+        found[(path.parts[-3], int(path.parts[-2].removeprefix("instance_")))] = json.loads(path.read_text())
+    return [(experiment, game_id, instance) for (experiment, game_id), instance in found.items()]
+
+
+@pytest.mark.parametrize("game", INDOMAIN_2026)
+def test_every_in_domain_game_draws_fresh_instances_never_evaluated(game, playschool_dir):
+    """Each of the 16 in-domain games draws fresh instances at its 2026 version, of the version's experiments,
+    none equal in content to the instance `playpen eval` plays at an official validation id, to the recorded
+    official instance itself (on the fields both have), or to a test-split instance."""
+    from playpen.data.splits import in_split
+    from playpen.registry import load_instances
+
+    spec = select_games([game], "playschool2026")[0]
+    drawn = fresh_instances(game, seed=0, count=12, version="playschool2026")
+    got = instances_of(drawn)
+    assert len(got) == 12 and all(i["game_id"] >= FRESH_ID_BASE for i in got)
+    shipped = load_instances(spec)["experiments"]
+    assert {e["name"] for e in drawn["experiments"]} <= {e["name"] for e in shipped}
+    keys = {content_key(i) for i in got}
+    evaluated = {content_key(i) for e in shipped for i in e["game_instances"]
+                 if not in_split(game, e["name"], i["game_id"], "train")}
+    official = official_validation(playschool_dir, game)
+    by_id = {(e["name"], i["game_id"]): i for e in shipped for i in e["game_instances"]}
+    evaluated |= {content_key(by_id[(x, n)]) for x, n, _ in official if (x, n) in by_id}
+    assert not keys & evaluated
+    for _, _, recorded in official:
+        for instance in got:
+            common = (set(recorded) & set(instance)) - {"game_id"}
+            assert common, f"{game}: a recorded official instance shares no field with a fresh one"
+            assert any(recorded[k] != instance[k] for k in common)
+    if game not in ("clean_up", "dond"):  # the recorded runs left out their official validation ids
+        assert official

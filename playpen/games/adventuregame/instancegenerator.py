@@ -244,6 +244,14 @@ def trimmed_for_2026(instances: dict) -> dict:
         for exp in instances["experiments"] if exp["name"] in EXPERIMENTS_2026]}
 
 
+def draw_instances(seed: int, game_name: str = "adventuregame") -> dict:
+    """The instances drawn with `seed`, every 2.0 experiment (fresh training instances, playpen.data.fresh,
+    which keeps the experiments of the version being trained)."""
+    generator = AdventureInstanceGenerator(draw_adventures(seed))
+    generator.on_generate(seed)
+    return generator.instances
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=2025)

@@ -167,6 +167,13 @@ class TextMapWorldInstanceGenerator(GameInstanceGenerator):
                 game_id += 1
 
 
+def draw_instances(seed: int, game_name: str) -> dict:
+    """One textmapworld game's instances drawn with `seed` (fresh training instances, playpen.data.fresh)."""
+    generator = TextMapWorldInstanceGenerator(game_name)
+    generator.on_generate(seed)
+    return generator.instances
+
+
 FILES = {"textmapworld": "instances.json", "textmapworld_graphreasoning": "instances_graphreasoning.json",
          "textmapworld_specificroom": "instances_specificroom.json"}
 

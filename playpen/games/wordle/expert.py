@@ -3,8 +3,9 @@
 Guesser: a real solver. It rebuilds (guess, colours) pairs from the feedback lines it was sent, keeps the
 words of the list consistent with all of them, and picks the guess whose feedback splits the remaining
 candidates best (expected information, candidates weighted by a word-frequency prior), switching to the
-most likely candidate when few remain. Critic: agrees with a proposal when it is a word of the list and
-fits every colour the Guesser reports in its explanation.
+most likely candidate when few remain; its explanation is one short line (how many words still fit), so the
+guess line comes early in the answer. Critic: agrees with a proposal when it is a word of the list and fits
+every colour the Guesser reports in its explanation (the expert Guesser reports none).
 """
 
 from __future__ import annotations
@@ -117,10 +118,6 @@ def _opening_guess() -> str:
     return solve([])[0]
 
 
-def _describe(history: list[tuple[str, list[str]]], scheme: str) -> str:
-    return "; ".join(rules.format_feedback(g, c, scheme) for g, c in history)
-
-
 def guesser_response(messages: list[dict], scheme: str = "standard") -> str:
     """The Guesser's answer; `scheme` names the colours as the game's prompt explains them."""
     history, rejected = read_history(messages, scheme)
@@ -129,7 +126,8 @@ def guesser_response(messages: list[dict], scheme: str = "standard") -> str:
         reason = f"no feedback yet, so I open with '{guess}', whose letters split the word list best."
     else:
         guess, remaining = solve(history, rejected)
-        seen = f"the colours so far ({_describe(history, scheme)})" if history else "the words rejected so far"
+        # short, so that the guess line comes within a capped answer; the colours are in the dialogue already
+        seen = "the colours so far" if history else "the words rejected so far"
         fit = "1 word fits" if remaining == 1 else f"{remaining} words fit"
         reason = f"{fit} {seen}; '{guess}' narrows them down best."
     return f"explanation: {reason}\nguess: {guess}"

@@ -1,0 +1,74 @@
+"""benchmarks/climb.py: the ranking it places models in, its stages on the tiny model (kept, re-run alone to the
+same figures), and its mistakes answered in one line."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "climb.py"
+
+
+@pytest.fixture(scope="module")
+def climb():
+    spec = importlib.util.spec_from_file_location("climb_benchmark", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_trains_every_in_domain_game_at_its_2026_version(climb):
+    from playpen.registry import select_games
+
+    assert len(climb.INDOMAIN) == 16
+    assert all(select_games([g], "playschool2026") for g in climb.INDOMAIN)
+    settings = climb.PROFILES["smollm2-135m"].settings
+    assert "version=playschool2026" in settings and "whole_episodes=true" in settings
+
+
+def test_places_its_rows_in_the_official_ranking(climb, playschool_dir):
+    official = climb.ranking_rows()
+    assert len(official) == 16 and official[-1]["model"] == "qwen3.5-2b"
+    assert official[-1] == {"model": "qwen3.5-2b", "playpen_clemscore": 11.43, "playpen_statscore": 27.26,
+                            "ood_clemscore": 3.72}
+    ours = {"ours": {"playpen_clemscore": 22.19, "playpen_statscore": 1.0, "ood_clemscore": 0.0}}
+    table = climb.placed(official, ours)
+    at = next(i for i, r in enumerate(table) if r.get("ours"))
+    assert table[at - 1]["model"] == "llama-3.1-8b-instruct"  # a tie goes below the official row
+    assert table[at + 1]["model"] == "qwen3.5-2b"
+
+
+def test_an_unknown_stage_is_one_clear_line(tmp_path):
+    done = subprocess.run([sys.executable, str(BENCH), "--stages", "eval", "--work", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "--stages: choose from base, train, trained (got eval)" in done.stderr
+
+
+@pytest.mark.slow
+def test_the_stages_run_are_kept_and_one_re_run_alone_gives_the_same_figures(tmp_path):
+    argv = [sys.executable, str(BENCH), "--model", "tiny", "--work", str(tmp_path), "--max-tokens", "8"]
+    first = subprocess.run(argv, capture_output=True, text=True, check=True)
+    summary = json.loads(first.stdout.strip().splitlines()[-1])
+    assert summary["model"] == "tiny" and summary["of"] == 17 and 1 <= summary["rank"] <= 17
+    for row in (summary["base"], summary["trained"]):
+        assert set(row) == {"playpen_clemscore", "playpen_statscore", "ood_clemscore"}
+    assert summary["seconds"]["train"] > 0 and summary["max_tokens"] == 8
+    assert "qwen3.5-2b" in first.stdout and "tiny-climb (Playpen)" in first.stdout
+    ood = tmp_path / "eval" / "trained" / "ood" / "part.json"
+    assert json.loads(ood.read_text())["answers"] > 0
+    # a run with every stage kept trains and plays nothing, and prints the same last line
+    again = subprocess.run(argv, capture_output=True, text=True, check=True)
+    kept = json.loads(again.stdout.strip().splitlines()[-1])
+    assert {k: kept[k] for k in ("base", "trained", "rank")} == {k: summary[k] for k in ("base", "trained", "rank")}
+    # the training stage alone, again from scratch: the same model, scored the same
+    adapter = next((tmp_path / "models" / "climb" / "tiny").glob("checkpoint-*/model.safetensors")).read_bytes()
+    alone = subprocess.run([*argv, "--stages", "train"], capture_output=True, text=True, check=True)
+    redone = json.loads(alone.stdout.strip().splitlines()[-1])
+    assert next((tmp_path / "models" / "climb" / "tiny").glob("checkpoint-*/model.safetensors")).read_bytes() == adapter
+    assert redone["trained"] == summary["trained"] and redone["base"] == summary["base"]
