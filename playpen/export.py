@@ -86,6 +86,7 @@ class Evaluation:
     folder: Path
     tables: list[Table]
     notes: list[str]  # benchmark versions, generation settings, instances played, partial scores
+    ranking: dict | None = None  # the exported model's LM Playschool 2026 ranking row, from a suite run folder
 
 
 # ------------------------------------------------------------------------------------------ export
@@ -341,7 +342,25 @@ def read_evaluation(folder: Path, names: list[str], aliases: dict[str, str] | No
     if not tables:
         raise PlaypenError(f"--eval {folder}: it holds no scores of {' or '.join(names[::-1])} (models there: "
                            f"{', '.join(_models_in(folder)) or 'none'}); give an evaluation of this model")
-    return Evaluation(folder, tables, notes)
+    return Evaluation(folder, tables, notes, ranking_row(folder, [names[-1], *(aliases or {})]))
+
+
+RANKING_SCORES = ("playpen clemscore", "playpen statscore", "in-domain clemscore", "OOD clemscore")
+
+
+def ranking_row(folder: Path, names: list[str]) -> dict | None:
+    """The headline scores of the first of `names` that a `--suite playschool2026` run folder (or one laid out
+    like it, as benchmarks/climb.py writes) ranked: <model>.playschool2026.json's summary."""
+    from playpen.eval.layout import file_name
+
+    for name in names:
+        path = folder / f"{file_name(name)}.playschool2026.json"
+        if path.is_file():
+            summary = read_json(path).get("summary") or {}
+            row = {k: summary[k] for k in RANKING_SCORES if isinstance(summary.get(k), (int, float))}
+            if row:
+                return row
+    return None
 
 
 def _score_files(folder: Path):
@@ -538,8 +557,9 @@ def _yaml_list(key: str, values: list[str]) -> list[str]:
     return [f"{key}:", *(f"- {json.dumps(v)}" for v in values)] if values else []
 
 
-def _front_matter(spec: ModelSpec, lineage: Lineage, base: dict) -> str:
-    """The card's YAML metadata: base model, license, tags, languages and datasets where a file shows them."""
+def _front_matter(spec: ModelSpec, lineage: Lineage, base: dict, ranking: dict | None = None) -> str:
+    """The card's YAML metadata: base model, license, tags, languages and datasets where a file shows them, and
+    the ranking row as model-index where an evaluation gives one."""
     lines = []
     if base["hub_id"]:
         lines += [f"base_model: {json.dumps(base['hub_id'])}", *(["base_model_relation: finetune"]
@@ -565,7 +585,36 @@ def _front_matter(spec: ModelSpec, lineage: Lineage, base: dict) -> str:
         lines += _yaml_list("language", [str(x) for x in languages])
     datasets = [d for stage in lineage.stages if _hub_dataset(d := str(stage.record.get("settings", {}).get("data") or ""))]
     lines += _yaml_list("datasets", list(dict.fromkeys(datasets)))
+    lines += _model_index(spec.model_name, ranking)
     return "---\n" + "\n".join(lines) + "\n---\n"
+
+
+def _model_index(name: str, ranking: dict | None) -> list[str]:
+    """Hugging Face's model-index metadata for the ranking row, so that the Hub shows the scores."""
+    if not ranking:
+        return []
+    lines = ["model-index:", f"- name: {json.dumps(name)}", "  results:", "  - task:", "      type: text-generation",
+             "      name: Dialogue games", "    dataset:", "      type: colab-potsdam/playpen-data",
+             "      name: LM Playschool 2026 (clembench dialogue games and static benchmarks)", "    metrics:"]
+    for key, value in ranking.items():
+        lines += [f"    - type: {key.replace(' ', '_').lower()}", f"      name: {json.dumps(key)}",
+                  f"      value: {round(float(value), 2)}"]
+    return lines
+
+
+def _ranking_section(evaluations: list[Evaluation]) -> list[str]:
+    ranked = [e for e in evaluations if e.ranking]
+    if not ranked:
+        return []
+    lines = ["## LM Playschool 2026 ranking scores", "",
+             "As the shared task ranks a submission: the playpen clemscore (the 14 games' official validation "
+             "instances), the playpen statscore (the static benchmarks), and, where played, the in-domain and the "
+             "out-of-domain clemscore. Greedy, the 2026 rules; see the evaluation notes below for the answer cap.", "",
+             "| folder | " + " | ".join(RANKING_SCORES) + " |", "|---|" + "---|" * len(RANKING_SCORES)]
+    for evaluation in ranked:
+        lines.append(f"| {evaluation.folder.name} | " + " | ".join(_fmt(evaluation.ranking.get(k))
+                                                                  for k in RANKING_SCORES) + " |")
+    return [*lines, ""]
 
 
 def _hub_dataset(data: str) -> bool:
@@ -752,7 +801,8 @@ def model_card(spec: ModelSpec, lineage: Lineage, evaluations: list[Evaluation],
         summary = (f"`{spec.model_name}` is the model {origin} as registered here: no Playpen training record was "
                    "found for it, so no training is described.")
     merged = (" The LoRA adapter was merged into the weights." if saved["merged"] else "")
-    lines = [_front_matter(spec, lineage, base), f"# {spec.model_name}", "", summary, "",
+    ranking = next((e.ranking for e in evaluations if e.ranking), None)
+    lines = [_front_matter(spec, lineage, base, ranking), f"# {spec.model_name}", "", summary, "",
              f"Exported by `playpen models export {spec.model_name}` (Playpen {playpen.__version__}) on {now}: "
              f"{saved['architecture']}, {saved['parameters'] / 1e6:.1f}M parameters, {saved['dtype']}.{merged}", "",
              *_base_section(lineage, base)]
@@ -764,7 +814,7 @@ def model_card(spec: ModelSpec, lineage: Lineage, evaluations: list[Evaluation],
             lines += _stage_section(number, stage)
     else:
         lines += ["No training record (training.json) points at this model's weights.", ""]
-    lines += [*_evaluation_section(evaluations, lineage), *_usage_section(spec, saved)]
+    lines += [*_ranking_section(evaluations), *_evaluation_section(evaluations, lineage), *_usage_section(spec, saved)]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -280,3 +280,25 @@ def test_the_real_model_and_a_lora_on_it_export_and_play_the_same_tokens(smollm2
     main([*play, "a", "-m", "smollm2-135m-lora", "expert"])
     main([*play, "b", "-m", "out/smollm2-135m-lora", "expert"])
     assert episodes(Path("a/smollm2-135m-lora--expert")) == episodes(Path("b/smollm2-135m-lora--expert")) != {}
+
+
+def test_a_ranking_run_puts_its_row_in_the_card_and_the_hub_metadata(tiny, capsys):
+    """An --eval folder of `playpen eval --suite playschool2026` (here: its OOD part alone) gives the card its
+    ranking row, as a table and as Hugging Face model-index metadata."""
+    add_lora("tiny", "tiny-lora")
+    main(["eval", "tiny-lora", "--suite", "ood", "-g", "ta_blackjack", "-r", "ranked/ood", "-L", "4"])
+    ood = json.loads(next(Path("ranked/ood").glob("*.val.json")).read_text())["ood_clemscore"]
+    summary = {"model": "tiny-lora", "playpen clemscore": 12.5, "playpen statscore": None, "OOD clemscore": ood}
+    Path("ranked/suite.json").write_text(json.dumps({"suite": "playschool2026", "parts": ["ood"]}))
+    Path("ranked/tiny-lora.playschool2026.json").write_text(json.dumps({"summary": summary}))
+    main(["models", "export", "tiny-lora", "out", "--eval", "ranked"])
+    meta, body = card(Path("out"))
+    (index,) = meta["model-index"]
+    assert index["name"] == "tiny-lora"
+    metrics = {m["name"]: m["value"] for m in index["results"][0]["metrics"]}
+    assert metrics == {"playpen clemscore": 12.5, "OOD clemscore": round(ood, 2)}  # no value: no metric
+    section = body[body.index("## LM Playschool 2026 ranking scores"):body.index("## Evaluation")]
+    assert f"| ranked | 12.50 | - | - | {ood:.2f} |" in section
+    main(["models", "export", "tiny-lora", "plain", "--eval", "ranked/ood"])  # a plain run folder: no ranking
+    meta, body = card(Path("plain"))
+    assert "model-index" not in meta and "ranking scores" not in body
