@@ -1,6 +1,6 @@
 """Which recipe moves a model's ranking? Five ways to go on from one SFT start, scored as the ranking scores them.
 
-    python benchmarks/recipes.py [--model smollm2-135m|tiny] [--arms sft,self_improve,...] [--seeds 2] [--work DIR]
+    python benchmarks/recipes.py [--model smollm2-135m|tiny] [--arms sft,self_improve,...] [--seeds 1] [--work DIR]
 
 The learner (`--model`): the real SmolLM2-135M-Instruct (fetched when missing; the default) or a tiny model
 built here (to try the script in a minute). The start: LoRA SFT on the expert players' won episodes of three
@@ -29,7 +29,8 @@ games, official and Playpen validation instances together), heldout_played (mean
 never trained on), statscore, seconds (training). Last line, one JSON object: {"model", "seeds", "base",
 "start", "arms": {arm: ROW (means over seeds)}, "best", "seconds"}. The base and start are kept in the work
 folder and reused by later runs with the same --model (--fresh builds them again); the arms train anew unless
---reuse keeps the results of the (arm, seed) pairs already there (e.g. to add a seed: --seeds 3 --reuse).
+--reuse keeps the results of the (arm, seed) pairs already there. One seed by default, to fit a session on 2
+cores; the second seed then with --seeds 2 --reuse.
 """
 
 from __future__ import annotations
@@ -270,7 +271,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=sorted(PROFILES), default="smollm2-135m")
     parser.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=1, help="seeds per arm (default 1; add a second with "
+                                                               "--seeds 2 --reuse)")
     parser.add_argument("--work", help="the work folder (default: playpen-benchmarks/recipes-MODEL); the base and "
                                        "start kept there are reused")
     parser.add_argument("--fresh", action="store_true", help="build and score the base and start again")

@@ -244,6 +244,8 @@ class GameGRPOConfig(AdapterSettings, PlaypenConfig, GRPOConfig):
     algorithm: str = setting("grpo", "names the run: models/<algorithm>/<learner>/, registered as "
                                      "<learner>-<algorithm>")
     games: list[str] = setting(TRAINING_GAMES, "the games played")
+    version: str = setting("", "the games' benchmark version (2.0 or playschool2026); empty: 2.0, or a game's "
+                               "only version")
     num_generations: int = setting(8, "samples per instance: the group whose returns are compared")
     instances_per_step: int = setting(2, "instances drawn per step (a step plays num_generations x "
                                          "instances_per_step episodes' samples)")
@@ -306,7 +308,8 @@ class GameGRPO(PlaypenTrainer):
         from playpen.trainers.credit import episode_reward
 
         config = self.config
-        prompts, tasks = instance_prompts(config.games, split="train", fresh=config.fresh_instances, seed=config.seed)
+        prompts, tasks = instance_prompts(config.games, split="train", fresh=config.fresh_instances, seed=config.seed,
+                                          version=config.version or None)
         partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
         rollout = GameRollout(self.learner, tasks, partner=partner, learner_player=config.learner_player,
                               all_roles=config.all_roles, max_tokens=self.max_tokens,

@@ -100,12 +100,14 @@ class OwnPlay:
         return [r for result in results for r in (result, *result.branches)]
 
 
-def tasks_by_game(games: list[str], count: int, fresh: bool, seed: int) -> dict[str, list[EpisodeTask]]:
-    """Each game's train instances as tasks: `count` freshly generated ones (`playpen.data.fresh`, drawn with
-    `seed`) when `fresh`, else its whole train split. A game with none is the user's error."""
+def tasks_by_game(games: list[str], count: int, fresh: bool, seed: int, version: str | None = None
+                  ) -> dict[str, list[EpisodeTask]]:
+    """Each game's train instances as tasks, at benchmark `version`: `count` freshly generated ones
+    (`playpen.data.fresh`, drawn with `seed`) when `fresh`, else its whole train split. A game with none is the
+    user's error."""
     from playpen.trainers.rollout import instance_prompts
 
-    _, tasks = instance_prompts(games, split="train", fresh=count if fresh else 0, seed=seed)
+    _, tasks = instance_prompts(games, split="train", fresh=count if fresh else 0, seed=seed, version=version)
     by_game: dict[str, list[EpisodeTask]] = {}
     for task in tasks.values():
         by_game.setdefault(task.game_name, []).append(task)

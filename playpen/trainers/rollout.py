@@ -40,19 +40,19 @@ from playpen.play import note_playing_alone, one_player_games, play_tasks
 from playpen.trainers.credit import EpisodeReward, learner_at_fault
 
 
-def instance_prompts(games: list[str], split: str = "train", fresh: int = 0, seed: int = 0
-                     ) -> tuple[list[str], dict[str, EpisodeTask]]:
-    """One prompt per instance of the games' split (the strings TRL samples), and the task each one names.
-    With `fresh` > 0, that many freshly generated instances per game instead (`playpen.data.fresh`: drawn
-    with `seed`, none equal to a validation or test instance)."""
+def instance_prompts(games: list[str], split: str = "train", fresh: int = 0, seed: int = 0,
+                     version: str | None = None) -> tuple[list[str], dict[str, EpisodeTask]]:
+    """One prompt per instance of the games' split (the strings TRL samples), and the task each one names,
+    the games at benchmark `version` (default 2.0). With `fresh` > 0, that many freshly generated instances
+    per game instead (`playpen.data.fresh`: drawn with `seed`, none equal to a shipped instance)."""
     from playpen.data.fresh import fresh_instances
     from playpen.data.splits import split_ids
     from playpen.registry import load_instances, select_games
 
     tasks = {}
-    for spec in select_games(games):
+    for spec in select_games(games, version):
         if fresh > 0:
-            found = tasks_from_instances(spec, fresh_instances(spec.game_name, seed, fresh))
+            found = tasks_from_instances(spec, fresh_instances(spec.game_name, seed, fresh, version))
         else:
             found = tasks_from_instances(spec, load_instances(spec), only=split_ids(spec.game_name, split))
         for task in found:

@@ -39,6 +39,8 @@ class RoundsConfig(AdapterSettings, PlaypenConfig):
     """The settings of the rounds; mix it in before a TRL config class."""
 
     games: list[str] = setting(TRAINING_GAMES, "the games played")
+    version: str = setting("", "the games' benchmark version (2.0 or playschool2026); empty: 2.0, or a game's "
+                               "only version")
     rounds: int = setting(3, "rounds of play, then training")
     instances_per_round: int = setting(16, "per game and round: fresh train instances (never a validation or "
                                            "test one)")
@@ -82,7 +84,8 @@ class RoundsTrainer(PlaypenTrainer):
     def round_tasks(self) -> list[list]:
         """Each round's instances: per game, instances_per_round of its own, fresh or cycled from the split."""
         per_round = self.config.instances_per_round
-        by_game = tasks_by_game(self.config.games, per_round * self.config.rounds, self.config.fresh_instances, self.config.seed)
+        by_game = tasks_by_game(self.config.games, per_round * self.config.rounds, self.config.fresh_instances,
+                                self.config.seed, self.config.version or None)
         return [[items[(r * per_round + i) % len(items)] for items in by_game.values() for i in range(per_round)]
                 for r in range(self.config.rounds)]
 

@@ -56,7 +56,8 @@ class SelfImprovement(RoundsTrainer):
         from playpen.data.episodes import conversational, prompt_completion
 
         config = self.config
-        folder = expert_episodes(config.games, config.seed, fresh=config.instances_per_round)
+        folder = expert_episodes(config.games, config.seed, fresh=config.instances_per_round,
+                                 version=config.version or None)
         rows = [r for r in prompt_completion(conversational([folder], games=config.games, outcomes=["success"]))
                 if not config.roles or r["meta"].get("game_role") in config.roles]
         random.Random(config.seed * 1000 + round_index).shuffle(rows)

@@ -90,6 +90,8 @@ class TurnWeightedSFTConfig(SFTSettings, AdapterSettings, PlaypenConfig, trl.SFT
     algorithm: str = setting("sft-weighted", "names the run: models/<algorithm>/<learner>/, registered as "
                                              "<learner>-<algorithm>")
     games: list[str] = setting(TRAINING_GAMES, "the games played")
+    version: str = setting("", "the games' benchmark version (2.0 or playschool2026); empty: 2.0, or a game's "
+                               "only version")
     reward: str = setting("main_score", "the episode's reward: main_score (Main Score / 100) or success (1/0)")
     turn_weight: float = setting(1.0, "x the game's own scores of this and the later turns, added to a turn's "
                                       "weight")
@@ -128,12 +130,14 @@ class TurnWeightedSFT(PlaypenTrainer):
         records = Path("playpen-records") / config.algorithm / self.learner_name
         found = []
         if config.expert:
-            tasks = tasks_by_game(config.games, config.expert_instances, config.fresh_instances, config.seed)
+            tasks = tasks_by_game(config.games, config.expert_instances, config.fresh_instances, config.seed,
+                                  config.version or None)
             expert = OwnPlay(resolve_model_spec("expert"), [t for ts in tasks.values() for t in ts], temperature=0.0)
             results = expert.play_with(load_model(resolve_model_spec("expert")), records / "expert")
             found += [(r, [p.name for p in r.players]) for r in results]
         if config.own_samples > 0:
-            tasks = tasks_by_game(config.games, config.own_instances, config.fresh_instances, config.seed + 1)
+            tasks = tasks_by_game(config.games, config.own_instances, config.fresh_instances, config.seed + 1,
+                                  config.version or None)
             partner = load_model(self.teacher, self.temperature, self.max_tokens) if self.teacher else None
             own = OwnPlay(self.learner, [t for ts in tasks.values() for t in ts[: config.own_instances]],
                           partner=partner, seats=seat_indices(config.seats), samples=config.own_samples,

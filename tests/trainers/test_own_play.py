@@ -107,3 +107,16 @@ def test_a_lora_learner_plays_through_a_merged_copy_kept_across_rounds(tiny):
                     param.add_(0.05)
     assert copies[0] is copies[1]  # one copy, refreshed in place
     assert not any(getattr(m, "merged", False) for m in learner.modules())
+
+
+def test_own_play_draws_fresh_tasks_of_the_benchmark_version_asked():
+    from playpen.data.fresh import FRESH_ID_BASE
+    from playpen.games.common import game_version
+    from playpen.trainers.own_play import tasks_by_game
+
+    by_game = tasks_by_game(["privateshared", "dond"], 3, True, 0, "playschool2026")
+    assert sorted(by_game) == ["dond", "privateshared"] and all(len(t) == 3 for t in by_game.values())
+    assert {game_version(t.game) for tasks in by_game.values() for t in tasks} == {"playschool2026"}
+    assert all(t.instance["game_id"] >= FRESH_ID_BASE for tasks in by_game.values() for t in tasks)
+    default = tasks_by_game(["privateshared"], 3, True, 0)
+    assert {game_version(t.game) for t in default["privateshared"]} == {"2.0"}
