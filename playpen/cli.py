@@ -38,6 +38,7 @@ def _number(kind: type, minimum: float, rule: str):
 
 
 positive_int = _number(int, 1, "at least 1")
+port_number = _number(int, 0, "0 (a free one) or a port, 1-65535")
 temperature = _number(float, 0.0, "0 (greedy) or more")
 
 
@@ -257,6 +258,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
         print(headline(table))
         _print_statscores([args.results_dir], write_val_files=True, allow_partial=args.allow_partial)
         return
+    lmeval = [flag for flag, value in (("--lmeval-tasks", args.lmeval_tasks), ("--lmeval-limit", args.lmeval_limit),
+                                       ("--lmeval-include", args.lmeval_include)) if value]
+    if lmeval and args.suite != "lm-eval":  # else ignored: the whole suite would run at full length
+        args.parser.error(f"{lmeval[0]} is for --suite lm-eval: add --suite lm-eval, or leave {lmeval[0]} out")
     from playpen.eval.options import EvalOptions
     from playpen.eval.run import evaluate
 
@@ -336,6 +341,8 @@ def cmd_models(args: argparse.Namespace) -> None:
     from playpen.tiny import TinyConfig, create_tiny
 
     folder = Path(args.dir or Path("models") / args.name)
+    if folder.exists() and not folder.is_dir():
+        raise PlaypenError(f"--dir {folder} is a file: give a folder for the model (default: models/{args.name})")
     taken = [what for what, yes in (("registered in ./model_registry.json", args.name in user_model_names()),
                                     (f"in {folder}", folder.is_dir() and any(folder.iterdir()))) if yes]
     if taken and not args.force:
@@ -438,6 +445,23 @@ def unrecognised(sub: argparse.ArgumentParser, extra: list[str]) -> str:
     hint = (f"; folders go after -r, e.g. {sub.prog} -r {extra[0]}" if takes_folders else
             f" (`{sub.prog} -h` shows what it takes)")
     return f"unexpected argument{'s' if len(extra) > 1 else ''} {' '.join(extra)}{hint}"
+
+
+def top_level_mistake(argv: list[str], parser: argparse.ArgumentParser,
+                      commands: dict[str, argparse.ArgumentParser]) -> str | None:
+    """What to say when no command is recognised: the closest command to a misspelt one, or to a misspelt
+    top-level option (argparse itself would only say that a COMMAND is required)."""
+    first = next((a for a in argv if a not in ("-h", "--help")), None)
+    if first is None or first in commands or first == "--version":
+        return None
+    names = sorted({name.split()[0] for name in commands})
+    if first.startswith("-"):
+        close = difflib.get_close_matches(first, ["--version", "--help"], n=1, cutoff=0.6)
+        return f"unknown option {first}" + (f": did you mean {close[0]}?" if close else
+                                            f": give a command first, one of {', '.join(names)}")
+    close = difflib.get_close_matches(first, names, n=1, cutoff=0.6)
+    return (f"unknown command {first!r}" + (f": did you mean {close[0]}?" if close else "")
+            + f" (the commands: {', '.join(names)}; `playpen COMMAND -h` for one's options)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -638,7 +662,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_results_folders(p, "folders Playpen wrote: play results, eval runs, playpen-records/ of training runs")
     p.add_argument("dirs", nargs="*", help=argparse.SUPPRESS)  # the earlier spelling: the folders alone
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=0, help="port to listen on (default 0: a free one, printed)")
+    p.add_argument("--port", type=port_number, default=0, help="port to listen on (default 0: a free one, printed)")
     add_verbose(p)
     p.set_defaults(func=cmd_view)
 
@@ -660,8 +684,11 @@ def quiet_libraries() -> None:
     loading weights and mapping datasets) unless -v asks for them; set before those libraries are imported."""
     import warnings
 
+    # datasets logs a file it cannot parse as an error, the hub each retry of an unreachable address as a
+    # warning, both before the exception Playpen answers in one line of its own
     for name, value in (("TRANSFORMERS_VERBOSITY", "error"), ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
-                        ("HF_DATASETS_DISABLE_PROGRESS_BARS", "1"), ("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")):
+                        ("HF_DATASETS_DISABLE_PROGRESS_BARS", "1"), ("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1"),
+                        ("DATASETS_VERBOSITY", "critical"), ("HF_HUB_VERBOSITY", "error")):
         os.environ.setdefault(name, value)
     warnings.filterwarnings("ignore")
     warnings.filterwarnings("default", module=r"playpen\b")  # Playpen's own warnings stay
@@ -683,6 +710,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = build_parser()
     commands = parser.get_default("commands")
     argv = modernised(list(sys.argv[1:] if argv is None else argv), commands)
+    mistake = top_level_mistake(argv, parser, commands)
+    if mistake:
+        parser.error(mistake)
     args, extra = parser.parse_known_args(argv)
     if extra:  # answered by the command given, with its own usage line
         args.parser.error(unrecognised(args.parser, extra))

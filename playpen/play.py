@@ -27,19 +27,70 @@ class Played(NamedTuple):
     run_path: Path  # where the episodes are: <results_dir>/<the models' identifier>
 
 
-def play_tasks(tasks: list[EpisodeTask], models: list[Model], results_dir: str | Path, *,
-               recorded: list[Model] | None = None, batch_size: int = 16, concurrency: int = 32,
+class LazyModel:
+    """A model known by its name at once and loaded at its first use (`load()`, once): `play_tasks` loads it
+    only when an episode is left to play, so a run whose episodes are all recorded already (the same command
+    again) never spends the seconds (SmolLM2) to minutes (a big model) that loading takes."""
+
+    def __init__(self, name: str, load: Callable[[], Model]):
+        self.name = name
+        self._load = load
+        self._model: Model | None = None
+
+    def __str__(self) -> str:  # clemcore's Model.to_identifier names the run folder after str(model)
+        return self.name
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> Model:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+
+def loaded(model: Model | LazyModel) -> Model:
+    """The model itself, loading a LazyModel."""
+    return model.load() if isinstance(model, LazyModel) else model
+
+
+def recorded_run(tasks: list[EpisodeTask], models: list[Model | LazyModel], results_dir: str | Path) -> Played | None:
+    """The run as recorded when every task is complete already in results_dir (what resuming finds), read
+    without loading a model or writing anything; None when an episode is left to play."""
+    from clemcore.backends import Model
+
+    from playpen.engine import ResultsWriter, RunStats
+
+    writer = ResultsWriter(results_dir, Model.to_identifier(models), {})
+    if not all(writer.is_complete(task) for task in tasks):
+        return None
+    return Played([writer.load(task) for task in tasks], RunStats(skipped=len(tasks)), writer.run_path)
+
+
+def play_tasks(tasks: list[EpisodeTask], models: list[Model | LazyModel], results_dir: str | Path, *,
+               recorded: list[Model | LazyModel] | None = None, batch_size: int = 16, concurrency: int = 32,
                progress: bool = True, resume: bool = True, branch: int = 1, branch_player: str = "Player 1",
                runner: Callable[[Engine, list[EpisodeTask]], list[EpisodeResult]] | None = None) -> Played:
     """Play the episode tasks with the models through the engine, recording them under
     <results_dir>/<the models' identifier> in clemcore's layout; what every command and trainer that plays
     runs. `recorded`: the models run.json names (default `models`; a trainer's partner rides on its tasks).
     `resume`: keep the episodes already complete there (see Engine). `runner(engine, tasks)`: how the engine is
-    run (default Engine.run; a background rollout runs it in an event loop of its own)."""
+    run (default Engine.run; a background rollout runs it in an event loop of its own). A LazyModel among
+    `models` (or a task's own) is loaded only when an episode is left to play."""
     from clemcore.backends import Model
 
     from playpen.engine import Engine, ResultsWriter
 
+    if resume:
+        done = recorded_run(tasks, models, results_dir)
+        if done is not None:
+            return done
+    models = [loaded(model) for model in models]
+    recorded = [loaded(model) for model in recorded] if recorded else None
+    for task in tasks:
+        if task.models:
+            task.models = [loaded(model) for model in task.models]
     writer = ResultsWriter(results_dir, Model.to_identifier(models), Model.to_infos(recorded or models))
     engine = Engine(models, batch_size=batch_size, concurrency=concurrency, results=writer, progress=progress,
                     branch=branch, branch_player=branch_player, resume=resume)
@@ -47,12 +98,15 @@ def play_tasks(tasks: list[EpisodeTask], models: list[Model], results_dir: str |
     return Played(results, engine.stats, writer.run_path)
 
 
-def load_models(names: list[str], temperature: float, max_tokens: int):
+def lazy_models(names: list[str], temperature: float, max_tokens: int) -> list[LazyModel]:
+    """The models of these names, each checked in the registry now and loaded at its first use."""
     from playpen.backends import load_model
     from playpen.registry import resolve_model_spec
 
-    specs = [resolve_model_spec(name) for name in names]  # check every name before loading anything
-    return [load_model(spec, temperature, max_tokens) for spec in specs]
+    def lazy(spec) -> LazyModel:
+        return LazyModel(spec.model_name, lambda: load_model(spec, temperature, max_tokens))
+
+    return [lazy(resolve_model_spec(name)) for name in names]  # every name checked before anything loads
 
 
 def loadable(specs: list) -> list:
@@ -100,6 +154,8 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
 
     if len(model_names) > 2:
         raise PlaypenError("give one model (it plays every role) or two (player 1 and player 2)")
+    if Path(results_dir).exists() and not Path(results_dir).is_dir():
+        raise PlaypenError(f"-r {results_dir} is a file: give a folder for the episodes (default: results)")
     if branch > 1 and temperature <= 0:
         raise PlaypenError("--branch needs sampling, or every branch answers the same: give -T above 0, e.g. -T 1")
     specs = loadable(select_games(games, version))
@@ -130,7 +186,7 @@ def play(games: list[str], model_names: list[str], *, temperature: float = 0.0, 
         print(f"skipped: {why}", file=sys.stderr)
     if "human" in model_names:  # a person answers one episode at a time, and a progress bar would cut in
         concurrency, progress = 1, False
-    models = load_models(model_names, temperature, max_tokens)
+    models = lazy_models(model_names, temperature, max_tokens)  # loaded only if an episode is left to play
     if len(models) > 1:  # a partner plays only where there is a second role: the first model plays solo games alone
         solo = one_player_games(tasks)
         note_playing_alone(solo, models[0].name, models[1].name)

@@ -152,7 +152,7 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
     (["transcribe", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no episodes (interactions.json) found"),
     (["replay", "-r", "empty"], ("empty/notes.txt", "no episodes here"), "no recorded episodes found"),
     (["report", "-r", "afile.txt"], ("afile.txt", "x"), "results folder not found: afile.txt"),
-    (["play", "-g", "wordle", "-m", "expert", "-r", "afile.txt"], ("afile.txt", "x"), "afile.txt/expert (check the path)"),
+    (["play", "-g", "wordle", "-m", "expert", "-r", "afile.txt"], ("afile.txt", "x"), "-r afile.txt is a file: give a folder"),
     (["models", "create-tiny", "a/b"], None, "use letters, digits"),
     (["models", "create-tiny", "smol-135m"], None, "one of Playpen's registered models"),
     (["models", "create-tiny", "t", "--vocab", "10"], None, "too small"),
@@ -161,7 +161,8 @@ def test_create_tiny_registers_a_model_that_plays(in_tmp_cwd, capsys):
     (["play", "-g", "wordle", "-m", "broken"], ("model_registry.json", '[{"model_name": "broken", "backend": '
                                                '"huggingface_local", "huggingface_id": "/no/such/dir"}]'),
      "cannot load the tokenizer of model 'broken'"),
-    (["eval", "expert", "--lmeval-include", "nowhere"], None, "--lmeval-include nowhere: folder not found"),
+    (["eval", "expert", "--suite", "lm-eval", "--lmeval-include", "nowhere"], None,
+     "--lmeval-include nowhere: folder not found"),
     (["eval", "expert", "--split", "dev", "-r", "run"], None, "unknown split 'dev'"),
     (["view", "-r", "nowhere"], None, "not a folder: nowhere"),
     (["view", "-r", ".", "--port", "70000"], None, "--port 70000: choose 1-65535"),
@@ -198,6 +199,8 @@ def test_eval_offers_exactly_the_suites_the_evaluator_runs():
     (["-b", "0"], "must be at least 1, not 0"), (["--concurrency", "-1"], "must be at least 1, not -1"),
     (["-n", "0"], "must be at least 1"), (["-L", "0"], "must be at least 1"), (["-L", "many"], "expected a whole number"),
     (["-T", "-1"], "must be 0 (greedy) or more"), (["--branch", "0"], "must be at least 1"),
+    (["-T", "hot"], "expected a number, not 'hot'"), (["-L", "-5"], "must be at least 1, not -5"),
+    (["--limit", "0"], "must be at least 1, not 0"),
 ])
 def test_numbers_out_of_range_are_refused_before_anything_runs(capsys, flags, message):
     code, _, err = run(["play", "-g", "wordle", "-m", "expert", *flags], capsys)
@@ -344,3 +347,79 @@ def test_create_tiny_asks_before_replacing_a_model(in_tmp_cwd, capsys):
     code, _, err = run(["models", "create-tiny", "mini", "--vocab", "512", "--hidden", "32"], capsys)
     assert code == 2 and "a model 'mini' exists" in err and "--force" in err
     assert run(["models", "create-tiny", "mini", "--vocab", "512", "--hidden", "32", "--force"], capsys)[0] == 0
+
+
+SAMPLE = json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+                     "meta": {"game": "taboo", "experiment": "high_en", "task_id": 0}}) + "\n"
+
+
+@pytest.mark.parametrize("argv,files,expected", [
+    # answered with a traceback, exit status 0 or the top level's usage before issue 45's check
+    (["plya", "-g", "taboo", "-m", "expert"], {}, "unknown command 'plya': did you mean play?"),
+    (["--verison"], {}, "unknown option --verison: did you mean --version?"),
+    (["eval", "expert", "--suite", "clem", "-g", "taboo", "--lmeval-limit", "5"], {},
+     "--lmeval-limit is for --suite lm-eval: add --suite lm-eval, or leave --lmeval-limit out"),
+    (["eval", "expert", "--suite", "clem", "-g", "taboo", "-r", "afile.txt"], {"afile.txt": "x"},
+     "-r afile.txt is a file: give a folder"),
+    (["models", "create-tiny", "t", "--dir", "afile.txt"], {"afile.txt": "x"}, "--dir afile.txt is a file"),
+    (["view", "-r", ".", "--port", "abc"], {}, "expected a whole number, not 'abc'"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "max_steps=0"], {}, "--set max_steps: must be at least 1"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "max_steps=-3"], {}, "not -3"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "epochs=0"], {}, "--set epochs: must be above 0"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "batch_size=0"], {}, "--set batch_size: must be at least 1"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "learning_rate=-1"], {}, "must be above 0, e.g. 1e-5"),
+    (["run", "sft_trainer_lora", "-l", "expert"], {}, "the learner must be a local model"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "data=nothere.jsonl"], {},
+     "data file not found: nothere.jsonl"),
+    (["run", "dpo_trainer", "-l", "smol-135m", "--set", "data=sft.jsonl"], {"sft.jsonl": SAMPLE},
+     "sft.jsonl lacks 'prompt', 'chosen', 'rejected' (its columns: messages, meta): it should hold preference pairs"),
+    # answered well already: a sample kept as it is
+    (["play", "-g", "taboo", "-m", "expert", "--split", "valid"], {}, "unknown split 'valid'"),
+    (["play", "-g", "taboo", "-m", "expert", "--benchmark", "3.0"], {}, "unknown benchmark version '3.0'"),
+    (["play", "-g", "taboo", "-m", "expert", "--limit"], {}, "argument --limit: expected one argument"),
+    (["play", "-g", "taboo", "-m", "expert", "-i", "notjson.json"], {"notjson.json": "not json"}, "is not valid JSON"),
+    (["eval", "nosuchmodel", "--suite", "clem", "-g", "taboo"], {}, "unknown model 'nosuchmodel'"),
+    (["eval", "expert", "--suite", "clemm"], {}, "invalid choice: 'clemm'"),
+    (["eval", "--skip-gameplay", "-r", "nothere"], {}, "results folder not found: nothere"),
+    (["eval", "expert", "--suite", "clem", "-g", "taboo", "--instances", "nothere.json"], {},
+     "--instances nothere.json: no such file"),
+    (["run", "nosuch_trainer", "-l", "smol-135m"], {}, "trainer not found: nosuch_trainer"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "max_steps=ten"], {}, "expected a whole number, not 'ten'"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "nonexistent=1"], {}, "has no setting 'nonexistent'"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "max_steps"], {}, "--set takes name=value"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "data=sft.jsonl", "--set", "mix=taboo"],
+     {"sft.jsonl": SAMPLE}, "--set mix: 'taboo' is not GAME=SAMPLES"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "data=notjson.txt"], {"notjson.txt": "not json {"},
+     "cannot read notjson.txt as a dataset"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--sett", "max_steps=2"], {}, "did you mean --set?"),
+    (["dataset", "conversational", "-r", "nothere", "-o", "x.jsonl"], {}, "results folder not found: nothere"),
+    (["dataset", "conversationl", "-r", "r", "-o", "x.jsonl"], {}, "invalid choice: 'conversationl'"),
+    (["dataset", "conversational", "-r", "r", "-o", "x.jsonl", "--outcome", "won"], {}, "invalid choice: 'won'"),
+    (["report", "-r", "empty"], {"empty/notes.txt": "x"}, "no scores.json found"),
+    (["score", "-r", "r", "--benchmark", "3.0"], {}, "unknown benchmark version '3.0'"),
+    (["models", "fetch", "nosuchmodel"], {}, "unknown model 'nosuchmodel' to fetch"),
+    (["models", "fetch", "smollm2-135m", "--source", "hf"], {}, "invalid choice: 'hf'"),
+    (["models", "export", "nosuchmodel", "out"], {}, "unknown model 'nosuchmodel'"),
+    (["models", "export", "expert", "out"], {}, "has no local weights to export"),
+    (["models", "create-tiny", "t", "--hidden", "0"], {}, "must be at least 1, not 0"),
+    (["models", "fetc", "smollm2-135m"], {}, "invalid choice: 'fetc'"),
+    (["list", "games", "-s", "taboboo"], {}, "unknown game 'taboboo'"),
+    (["demo", "--model", "big"], {}, "invalid choice: 'big'"),
+])
+def test_a_newcomers_mistakes_end_in_one_line_from_the_command(in_tmp_cwd, capsys, argv, files, expected):
+    """Mistakes a new user makes, tried on a fresh clone: each ends with exit status 2 and one line from the
+    command concerned naming the problem (after that command's usage where the mistake is in the flags), never
+    a traceback; a misspelt command is the top level's."""
+    for name, text in files.items():
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(name).write_text(text)
+    code, _, err = run(argv, capsys)
+    known = {"play", "eval", "run", "dataset", "report", "view", "score", "transcribe", "replay", "models", "list",
+             "demo"}
+    actions = ("create-tiny", "fetch", "export")
+    command = ("playpen" if argv[0] not in known else f"playpen models {argv[1]}" if argv[1:2] and argv[1] in actions
+               else f"playpen {argv[0]}")
+    lines = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err, err
+    assert lines[-1].startswith(f"{command}: error: ") and expected in lines[-1], err
+    assert len(lines) == 1 or lines[0].startswith(f"usage: {command} "), err

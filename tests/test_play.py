@@ -78,3 +78,55 @@ def test_a_one_player_game_in_a_run_with_a_partner_is_played_by_the_first_model_
     code, out, err = run(["play", "-g", "wordle", "-m", "expert", "mock", "-e", "high_frequency_words_no_clue_no_critic"],
                          capsys)
     assert code == 0 and "note: wordle is a one-player game" in err and "already done" in out  # resumed alike
+
+
+def test_a_run_with_nothing_left_to_play_loads_no_model(in_tmp_cwd, capsys, monkeypatch):
+    """The same command again, every episode recorded: the models are not loaded (SmolLM2 takes seconds, a big
+    model minutes); with an episode left, they are."""
+    import playpen.backends
+
+    argv = ["play", "-g", "taboo", "-m", "expert", "mock", "--limit", "1"]
+    assert run(argv, capsys)[0] == 0
+    loads = []
+    real = playpen.backends.load_model
+    monkeypatch.setattr(playpen.backends, "load_model", lambda *a, **k: loads.append(a[0].model_name) or real(*a, **k))
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and loads == [] and "3 already done" in out and "taboo" in out  # the summary, as recorded
+    code, out, _ = run([*argv[:-1], "2"], capsys)
+    assert code == 0 and loads == ["expert", "mock"] and "3 episodes" in out and "3 already done" in out
+
+
+def test_an_evaluation_with_nothing_left_to_play_loads_no_model(in_tmp_cwd, monkeypatch):
+    import playpen.backends
+    from playpen.eval.options import EvalOptions
+    from playpen.eval.validation import evaluate_validation
+
+    options = EvalOptions(suite="all", games=["taboo"], run_dir="run", progress=False)
+    first = evaluate_validation("expert", options, replay_games=False)
+    loads = []
+    monkeypatch.setattr(playpen.backends, "load_model", lambda *a, **k: loads.append(a) or pytest.fail("loaded"))
+    again = evaluate_validation("expert", options, replay_games=False)  # the static part: offline, none to play
+    assert loads == [] and again["clemscore"] == first["clemscore"] == 100.0
+
+
+def test_a_lazy_model_is_loaded_once_and_only_for_an_episode_left_to_play(in_tmp_cwd):
+    from playpen.backends import load_model
+    from playpen.engine import tasks_from_instances
+    from playpen.play import LazyModel, play_tasks
+    from playpen.registry import load_instances, resolve_model_spec, select_games
+
+    spec = select_games(["taboo"])[0]
+    tasks = tasks_from_instances(spec, load_instances(spec), limit=1)
+    loads = []
+
+    def lazy() -> LazyModel:
+        return LazyModel("expert", lambda: loads.append(1) or load_model(resolve_model_spec("expert")))
+
+    model = lazy()
+    played = play_tasks(tasks, [model, model], "res", progress=False)
+    assert len(loads) == 1 and played.stats.episodes == 3 and played.run_path == Path("res/expert--expert")
+    again = play_tasks(tasks, [lazy(), lazy()], "res", progress=False)
+    assert len(loads) == 1 and again.stats.skipped == 3 and again.run_path == played.run_path
+    assert [r.outcome for r in again.results] == [r.outcome for r in played.results]
+    play_tasks(tasks, [lazy()], "res", progress=False, resume=False)  # online training plays every episode
+    assert len(loads) == 2

@@ -340,14 +340,32 @@ def save_jsonl(rows: list[dict], path: str | Path) -> Path:
     return atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
-def load_playpen_data(source: str, config: str = "interactions", split: str = "train"):
+DATA_SUFFIXES = (".jsonl", ".json", ".parquet")
+
+
+def load_playpen_data(source: str, config: str = "interactions", split: str = "train",
+                      columns: tuple[str, ...] = (), kind: str = "samples", how: str = ""):
     """A dataset in the upstream playpen-data format: a Hugging Face dataset id (needs network the first
-    time), or a local JSONL/parquet file or folder written by `playpen dataset`."""
+    time), or a local JSONL/parquet file or folder written by `playpen dataset`. `columns`: the ones the
+    caller reads, each required (else one line says which are there, what the data should be (`kind`) and
+    `how` to write it)."""
+    path = Path(source)
+    if not path.exists() and path.suffix in DATA_SUFFIXES:  # a file name, not a hub id: say so, not the hub's answer
+        raise PlaypenError(f"data file not found: {source} (give the file `playpen dataset` wrote, or a Hugging "
+                           "Face dataset id)")
+    dataset = _load_data(source, path, config, split)
+    missing = [c for c in columns if c not in dataset.column_names]
+    if missing:
+        raise PlaypenError(f"{source} lacks {', '.join(repr(c) for c in missing)} (its columns: "
+                           f"{', '.join(dataset.column_names)}): it should hold {kind}" + (f"; {how}" if how else ""))
+    return dataset
+
+
+def _load_data(source: str, path: Path, config: str, split: str):
     from datasets import load_dataset
 
-    path = Path(source)
     if path.exists():
-        files = [str(p) for p in sorted(path.rglob("*")) if p.suffix in (".jsonl", ".json", ".parquet")] \
+        files = [str(p) for p in sorted(path.rglob("*")) if p.suffix in DATA_SUFFIXES] \
             if path.is_dir() else [str(path)]
         if not files:
             raise PlaypenError(f"no .jsonl/.json/.parquet files in {path}")

@@ -38,10 +38,17 @@ def static_folder(run_dir: str | Path) -> Path:
 def new_run_dir(run_dir: str | None, skip_gameplay: bool) -> Path:
     """The run folder (default playpen-eval/<time>), created; --skip_gameplay needs an existing one."""
     out = Path(run_dir) if run_dir else Path("playpen-eval") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    check_run_dir(run_dir)
     if skip_gameplay and not out.is_dir():
         raise PlaypenError(f"run folder not found: {out} (--skip_gameplay re-uses an existing folder: give it with -r)")
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def check_run_dir(run_dir: str | None) -> None:
+    """A run folder given with -r that is a file is the user's mistake, said before anything runs."""
+    if run_dir and Path(run_dir).exists() and not Path(run_dir).is_dir():
+        raise PlaypenError(f"-r {run_dir} is a file: give a folder for the evaluation (default: playpen-eval/<time>)")
 
 
 def merge_val_file(run_dir: Path, model_name: str, values: dict, drop: tuple[str, ...] = ()) -> dict:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from playpen.data.splits import check_split
 from playpen.errors import PlaypenError
+from playpen.eval.layout import check_run_dir
 from playpen.eval.lmeval import parse_tasks
 from playpen.registry import resolve_model_spec, select_games
 
@@ -39,6 +40,7 @@ class EvalOptions:
     def check(self) -> None:
         """The user's choices, checked before anything is written (a mistake leaves no empty run folder)."""
         check_split(self.split)
+        check_run_dir(self.run_dir)
         select_games(self.games or ["all"], self.version)
         if self.lmeval_tasks:
             parse_tasks(self.lmeval_tasks)
@@ -51,6 +53,13 @@ class EvalOptions:
         from playpen.backends import load_model
 
         return load_model(spec, self.temperature, self.max_tokens)
+
+    def lazy(self, spec):
+        """The model of a registry entry, loaded (as `load`) only when an episode is left to play: evaluating
+        again what is all recorded already loads no model."""
+        from playpen.play import LazyModel
+
+        return LazyModel(spec.model_name, lambda: self.load(spec))
 
 
 def model_spec(model_name: str, skip_gameplay: bool):

@@ -117,9 +117,9 @@ def unavailable_line(unavailable: dict[str, int]) -> str:
 
 def play_static(model, run_dir: str | Path, *, instances: str | None = None, batch_size: int = 16,
                 concurrency: int = 32, progress: bool = True) -> dict:
-    """Play the official static validation instances with a loaded model into <run_dir>/static and score
-    them; returns {"statscore": x or None, "note": a line when it could not be computed, "problem": a line
-    on episodes that raised}."""
+    """Play the official static validation instances with a model (loaded, or a LazyModel: loaded only when
+    an episode is left to play) into <run_dir>/static and score them; returns {"statscore": x or None, "note":
+    a line when it could not be computed, "problem": a line on episodes that raised}."""
     ids, where = static_ids(instances)
     if ids is None:  # the caller prints the note: one line
         return {"statscore": None, "note": f"statscore not computed: {where}", "problem": None}

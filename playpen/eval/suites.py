@@ -45,7 +45,7 @@ from playpen.eval.report import score_folder
 from playpen.eval.validation import evaluate_validation
 from playpen.files import atomic_write_json
 from playpen.games.common import BENCHMARK_OOD, BENCHMARK_STATIC, VERSION_2026
-from playpen.play import loadable, play_tasks
+from playpen.play import LazyModel, loadable, play_tasks
 from playpen.registry import load_instances, resolve_model_spec, select_games
 
 PART_LABELS = {"playpen": "playpen", "indomain": "in-domain", "ood": "OOD"}
@@ -74,12 +74,7 @@ def evaluate_suite(model_name: str, options: EvalOptions) -> dict:
         raise PlaypenError("no out-of-domain game (tag playschool2026-ood) is registered"
                            + (f" among {', '.join(games)}" if games else ""))
     out = new_run_dir(options.run_dir, options.skip_gameplay)
-    loaded: list = []
-
-    def model():  # loaded once, on first use, for every part
-        if not loaded:
-            loaded.append(options.load(spec))
-        return loaded[0]
+    model = options.lazy(spec)  # loaded once, when a part first has an episode left to play, for every part
 
     if suite == "ood":
         result = play_part(out, spec.model_name, ood, model, options)
@@ -97,7 +92,7 @@ def evaluate_suite(model_name: str, options: EvalOptions) -> dict:
         validation_options = dataclasses.replace(options, suite="all", games=chosen if games else None,
                                                  run_dir=str(out / "playpen"), version=VERSION_2026)
         validation = evaluate_validation(spec.model_name, validation_options,
-                                         model=None if options.skip_gameplay else model(), replay_games=False)
+                                         model=None if options.skip_gameplay else model, replay_games=False)
         parts["playpen"] = _part_figures(out / "playpen", spec.model_name, validation)
         if validation.get("note"):
             parts["playpen"]["statscore_note"] = validation["note"]
@@ -138,14 +133,14 @@ def _static_absent(static: list, games: list[str] | None) -> str | None:
     return None
 
 
-def play_part(out: Path, model_name: str, specs: list, model, options: EvalOptions) -> dict:
-    """Play every instance of the games into `out` (resuming), score it: clemscore, averages, per game.
-    `model()` gives the loaded model."""
+def play_part(out: Path, model_name: str, specs: list, model: LazyModel, options: EvalOptions) -> dict:
+    """Play every instance of the games into `out` (resuming; the model is loaded only if an episode is left),
+    score it: clemscore, averages, per game."""
     out.mkdir(parents=True, exist_ok=True)
     tasks = [t for s in loadable(specs) for t in tasks_from_instances(s, load_instances(s))]
     problem = None
     if not options.skip_gameplay:
-        problem = play_tasks(tasks, [model()], out, batch_size=options.batch_size, concurrency=options.concurrency,
+        problem = play_tasks(tasks, [model], out, batch_size=options.batch_size, concurrency=options.concurrency,
                              progress=options.progress).stats.problem()
     table, partial = score_folder(out, model_name, tasks, options.allow_partial)
     return {**summary(table, model_name), **partial, "problem": problem}

@@ -38,9 +38,9 @@ def evaluate_validation(model_name: str, options: EvalOptions, *, model=None, re
     """Run the evaluation of `options.suite` (all, clem or static; see the module doc); returns what was written
     to <model>.val.json, the run folder, a note on the static part and `problem`: one line on episodes that
     raised, if any. Incomplete episodes (a model call failed) stop it before a clemscore is written, unless
-    `allow_partial` (then val.json says partial: true). `model`: one already loaded (the playschool2026 suite
-    shares one across its parts); `replay_games` False: `games` only selects, the episodes already played are
-    kept."""
+    `allow_partial` (then val.json says partial: true). `model`: one already loaded, or a LazyModel (the
+    playschool2026 suite shares one across its parts); by default the model is loaded only when an episode is
+    left to play. `replay_games` False: `games` only selects, the episodes already played are kept."""
     spec = model_spec(model_name, options.skip_gameplay)
     options.check()
     official = None
@@ -53,7 +53,7 @@ def evaluate_validation(model_name: str, options: EvalOptions, *, model=None, re
         tasks: list = []
         if not options.skip_gameplay:
             tasks = eval_tasks(options.games, options.split, options.version, official)
-            model = model or options.load(spec)
+            model = model or options.lazy(spec)
             if options.games and replay_games:  # re-play those games from scratch inside the existing folder
                 for name in {task.game_name for task in tasks}:
                     shutil.rmtree(out / model.name / name, ignore_errors=True)
@@ -87,7 +87,7 @@ def evaluate_static(model_name: str, run_dir: str | Path, options: EvalOptions, 
         return {"statscore": None, "problem": None, "model": model,
                 "note": "statscore not computed: the official static instances are validation instances "
                         f"(--split {options.split})"}
-    model = model or options.load(resolve_model_spec(model_name))
+    model = model or options.lazy(resolve_model_spec(model_name))
     result = play_static(model, run_dir, instances=options.instances, batch_size=options.batch_size,
                          concurrency=options.concurrency, progress=options.progress)
     return {**result, "model": model}

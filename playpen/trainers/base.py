@@ -251,6 +251,14 @@ class PlaypenTrainer:
         return name
 
 
+def check_learner(learner: ModelSpec) -> None:
+    """Only a model with local weights can be trained."""
+    if getattr(learner, "backend", None) not in ("huggingface_local", "vllm"):
+        raise PlaypenError(f"the learner must be a local model (huggingface_local or vllm), not "
+                           f"{learner.model_name!r} ({getattr(learner, 'backend', '?')}): give one with -l, e.g. "
+                           "smollm2-135m (`playpen list models`)")
+
+
 def load_learner(learner: ModelSpec, seed: int = 42):
     """The learner's weights and tokenizer for training, loaded like for play (bfloat16 on GPUs, float32 on
     CPU); the random state is then seeded with `seed`."""
@@ -259,9 +267,7 @@ def load_learner(learner: ModelSpec, seed: int = 42):
     from playpen.backends.hf import load_causal_lm, load_tokenizer
     from playpen.trainers.speed import score_labelled_positions_only
 
-    if getattr(learner, "backend", None) not in ("huggingface_local", "vllm"):
-        raise PlaypenError(f"the learner must be a local model (huggingface_local or vllm), not "
-                           f"{learner.model_name!r} ({getattr(learner, 'backend', '?')})")
+    check_learner(learner)
     tokenizer = load_tokenizer(learner)
     tokenizer.padding_side = "right"  # training pads on the right; generation (HFModel) on the left
     model = load_causal_lm(learner, for_training=True)

@@ -73,7 +73,9 @@ class GameDPO(PlaypenTrainer):
 
         config = self.config
         if config.data:
-            dataset = load_playpen_data(config.data)
+            dataset = load_playpen_data(config.data, columns=("prompt", "chosen", "rejected"),
+                                        kind="preference pairs",
+                                        how="`playpen dataset preference -r RESULTS -o pairs.jsonl` writes them")
         else:  # turn level: TRL's DPO would count every token after the prompt, the game's own text included
             expert = expert_episodes(config.games, config.seed)
             own = learner_episodes(self.learner_name, Path("playpen-records") / config.algorithm / self.learner_name,

@@ -23,6 +23,14 @@ from playpen.errors import PlaypenError
 from playpen.trainers.base import PlaypenTrainer
 
 ALIASES = {"epochs": "num_train_epochs", "batch_size": "per_device_train_batch_size"}
+# TRL's numbers that train nothing (or fail deep inside the trainer) out of range: the rule and what to give
+BOUNDS = {
+    "max_steps": (lambda v: v >= 1 or v == -1, "at least 1 (or -1: num_train_epochs decides)"),
+    "num_train_epochs": (lambda v: v > 0, "above 0"),
+    "per_device_train_batch_size": (lambda v: v >= 1, "at least 1"),
+    "gradient_accumulation_steps": (lambda v: v >= 1, "at least 1"),
+    "learning_rate": (lambda v: v > 0, "above 0, e.g. 1e-5"),
+}
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"  # the example trainers, shipped with the package
 
 
@@ -103,6 +111,8 @@ def build_config(trainer: type[PlaypenTrainer], overrides: dict[str, str]):
             values[name] = typed(text, hints[name])
         except PlaypenError as e:
             raise PlaypenError(f"--set {given}: {e}") from None
+        if name in BOUNDS and values[name] is not None and not BOUNDS[name][0](values[name]):
+            raise PlaypenError(f"--set {given}: must be {BOUNDS[name][1]}, not {text}")
     try:
         return config_class(**values)
     except ValueError as e:  # TRL's checks of how the settings fit together
@@ -169,10 +179,13 @@ def run_trainer(trainer: str | Path | type[PlaypenTrainer], learner: str, teache
                 temperature: float = 0.0, max_tokens: int = 300, settings: list[str] | None = None) -> PlaypenTrainer:
     """Train: `trainer` is a trainer file (as `playpen run` takes) or a PlaypenTrainer subclass."""
     from playpen.registry import resolve_model_spec
+    from playpen.trainers.base import check_learner
 
     cls = trainer if isinstance(trainer, type) else trainer_class(trainer)
     config = build_config(cls, settings_dict(settings))
-    run = cls(resolve_model_spec(learner), resolve_model_spec(teacher) if teacher else None, config=config,
+    learner_spec = resolve_model_spec(learner)
+    check_learner(learner_spec)  # before anything is said about the run or done for it
+    run = cls(learner_spec, resolve_model_spec(teacher) if teacher else None, config=config,
               temperature=temperature, max_tokens=max_tokens)
     note = data_note(config)
     if note:
