@@ -18,6 +18,7 @@ import dataclasses
 import inspect
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -296,9 +297,37 @@ def time_limit(seconds: float):
     return TimeLimit()
 
 
+def training_estimate(model, dataset, args, steps: int, peak: Callable[[], float] | None = None) -> str | None:
+    """One line, before the first step: about how long `steps` steps of training take, from the learner's
+    parameters, the tokens of a typical step (the samples' mean length x the samples a step) and this CPU's
+    matmul peak (`peak()`, measured by default), at the share of it measured steps reach
+    (`speed.training_seconds`). None where that cannot be told: samples that are not tokenized before training
+    (GRPO's prompts, DPO's pairs), or a learner that is not on the CPU, where the shares were measured."""
+    from playpen.trainers import speed
+
+    parameters = list(model.parameters()) if model is not None else []
+    names = getattr(dataset, "column_names", None) or []
+    if not parameters or parameters[0].device.type != "cpu" or "input_ids" not in names or not len(dataset):
+        return None
+    every = max(1, len(dataset) // 1000)  # a thousand samples spread over the data tell the mean length
+    lengths = [len(ids) for ids in dataset.select(range(0, len(dataset), every))["input_ids"]]
+    tokens = sum(lengths) / len(lengths) * args.per_device_train_batch_size * args.gradient_accumulation_steps \
+        * args.world_size
+    params = sum(p.numel() for p in parameters)
+    trained = sum(p.numel() for p in parameters if p.requires_grad)
+    gflops = (peak or speed.quick_peak_gflops)()
+    seconds = speed.training_seconds(params, trained, tokens, steps, gflops)
+    lora = 2 * trained < params
+    share = speed.STEP_SHARE["lora" if lora else "full"]
+    return (f"training: about {_duration(seconds)}, estimated before the first step ({steps} steps x ~{tokens:,.0f} "
+            f"tokens x {'4' if lora else '6'} x {params / 1e6:,.0f}M parameters, at {share:.0%} of this CPU's matmul "
+            f"peak of {gflops:,.0f} GFLOP/s); the pace measured after 3 steps follows")
+
+
 def step_report():
-    """A Trainer callback that says, before the first step, how many steps the run will take, and after the
-    first few how long it will take at the pace they set (so a long run is never a surprise)."""
+    """A Trainer callback that says, before the first step, how many steps the run will take and about how long
+    they take (`training_estimate`), and after the first few how long it will take at the pace they set (so a
+    long run is never a surprise)."""
     import time
 
     from transformers import TrainerCallback
@@ -316,6 +345,10 @@ def step_report():
             resumed = f", resuming at step {state.global_step}" if state.global_step else ""
             print(f"training: {state.max_steps} steps ({how}{resumed}); the time it takes follows the first "
                   "steps (--set max_steps=N for fewer)", flush=True)
+            estimate = training_estimate(kwargs.get("model"), getattr(train_dataloader, "dataset", None), args,
+                                         state.max_steps - state.global_step)
+            if estimate:
+                print(estimate, flush=True)
 
         def on_step_end(self, args, state, control, **kwargs):
             done = state.global_step - self.first

@@ -58,3 +58,28 @@ def matmul_gflops(shapes: tuple[tuple[int, int, int], ...] = PEAK_SHAPES, repeat
             best = max(best, 2 * m * k * n * calls / (time.perf_counter() - started) / 1e9)
         rates[f"{m}x{k}@{k}x{n}"] = round(best, 1)
     return rates
+
+
+# The share of the matmul peak a training step reaches on the CPU, as docs/benchmarks.md ("Training step")
+# measured it: LoRA SFT 65% (the AVX-512 machine) to 88% (AVX2), full SFT 91% to 126%. The lower figures, so
+# that an estimate errs long rather than short.
+STEP_SHARE = {"lora": 0.65, "full": 0.91}
+
+
+def step_flops(params: int, trained: int, tokens: float) -> float:
+    """The work of one training step on `tokens` tokens, counted as docs/benchmarks.md counts it: per token 2 x
+    the parameters for the forward, as much again for the input gradients and 2 x the trained parameters for
+    the weight gradients (6 x params x tokens for full fine-tuning, about 4 x for LoRA)."""
+    return tokens * (4 * params + 2 * trained)
+
+
+def training_seconds(params: int, trained: int, tokens_per_step: float, steps: int, peak_gflops: float) -> float:
+    """About how long `steps` training steps take on a CPU whose matmul peak is `peak_gflops`, at the share of
+    it that the measured steps reach (STEP_SHARE: LoRA where under half the parameters are trained)."""
+    share = STEP_SHARE["full" if 2 * trained >= params else "lora"]
+    return steps * step_flops(params, trained, tokens_per_step) / (peak_gflops * 1e9 * share)
+
+
+def quick_peak_gflops() -> float:
+    """This machine's matmul peak (`matmul_gflops`), measured in about a second: enough for an estimate."""
+    return max(matmul_gflops(repeats=2, seconds=0.1).values())

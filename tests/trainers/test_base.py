@@ -138,7 +138,10 @@ def test_an_interrupted_run_continues_from_its_last_checkpoint(tiny, monkeypatch
     steps_run.clear()
     crash_at = -1
     main(sft)  # the same command again
-    assert f"resuming from {progress / 'checkpoint-2'}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"resuming from {progress / 'checkpoint-2'}" in out
+    assert "training: 4 steps (--set max_steps, resuming at step 2)" in out
+    assert "estimated before the first step (2 steps x ~" in out and "x 6 x " in out  # the steps left, every weight
     assert steps_run == [3, 4]
     training = json.loads(Path("models/sft/tiny/training.json").read_text())
     assert training["global_step"] == 4 and [e["step"] for e in training["log_history"] if "loss" in e] == [1, 2, 3, 4]
