@@ -727,7 +727,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as e:  # a path the user gave that cannot be read or written: say which, not a traceback
         if e.filename is None:
             raise
-        where = f"{e.filename}" + (f" -> {e.filename2}" if e.filename2 else "")
+        where = e.filename2 or e.filename  # a file written atomically: the path given, not the temporary one
         print(f"{args.parser.prog}: error: {e.strerror or type(e).__name__}: {where} (check the path)",
               file=sys.stderr)
         sys.exit(2)

@@ -364,7 +364,10 @@ SAMPLE = json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "a
     (["models", "create-tiny", "t", "--dir", "afile.txt"], {"afile.txt": "x"}, "--dir afile.txt is a file"),
     (["view", "-r", ".", "--port", "abc"], {}, "expected a whole number, not 'abc'"),
     (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "max_steps=0"], {}, "--set max_steps: must be at least 1"),
-    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "max_steps=-3"], {}, "not -3"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "max_steps=-3"], {}, "not '-3'"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "rank=0"], {}, "--set rank: must be at least 1"),
+    (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "algorithm=a/b"], {},
+     "--set algorithm: must be letters, digits"),
     (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "epochs=0"], {}, "--set epochs: must be above 0"),
     (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "batch_size=0"], {}, "--set batch_size: must be at least 1"),
     (["run", "sft_trainer_lora", "-l", "smol-135m", "--set", "learning_rate=-1"], {}, "must be above 0, e.g. 1e-5"),
@@ -423,3 +426,11 @@ def test_a_newcomers_mistakes_end_in_one_line_from_the_command(in_tmp_cwd, capsy
     assert code == 2 and "Traceback" not in err, err
     assert lines[-1].startswith(f"{command}: error: ") and expected in lines[-1], err
     assert len(lines) == 1 or lines[0].startswith(f"usage: {command} "), err
+
+
+def test_a_file_written_in_place_of_a_folder_is_named_as_given(in_tmp_cwd, capsys):
+    """Files are written through a temporary one beside them: the error names the path the user gave."""
+    run(["play", "-g", "taboo", "-m", "expert", "--limit", "1"], capsys)
+    Path("adir").mkdir()
+    code, _, err = run(["replay", "-r", "results", "--json", "adir"], capsys)
+    assert code == 2 and err.strip() == "playpen replay: error: Is a directory: adir (check the path)"

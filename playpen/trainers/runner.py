@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import importlib.util
 import inspect
+import re
 import sys
 import types
 import typing
@@ -30,6 +31,9 @@ BOUNDS = {
     "per_device_train_batch_size": (lambda v: v >= 1, "at least 1"),
     "gradient_accumulation_steps": (lambda v: v >= 1, "at least 1"),
     "learning_rate": (lambda v: v > 0, "above 0, e.g. 1e-5"),
+    "rank": (lambda v: v >= 1, "at least 1, e.g. 16"),
+    "algorithm": (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", v) is not None,
+                  "letters, digits, '.', '_' and '-' (it names models/ALGORITHM/ and the model LEARNER-ALGORITHM)"),
 }
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"  # the example trainers, shipped with the package
 
@@ -112,7 +116,7 @@ def build_config(trainer: type[PlaypenTrainer], overrides: dict[str, str]):
         except PlaypenError as e:
             raise PlaypenError(f"--set {given}: {e}") from None
         if name in BOUNDS and values[name] is not None and not BOUNDS[name][0](values[name]):
-            raise PlaypenError(f"--set {given}: must be {BOUNDS[name][1]}, not {text}")
+            raise PlaypenError(f"--set {given}: must be {BOUNDS[name][1]}, not {text!r}")
     try:
         return config_class(**values)
     except ValueError as e:  # TRL's checks of how the settings fit together
