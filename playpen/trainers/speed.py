@@ -80,6 +80,8 @@ def training_seconds(params: int, trained: int, tokens_per_step: float, steps: i
     return steps * step_flops(params, trained, tokens_per_step) / (peak_gflops * 1e9 * share)
 
 
+@functools.lru_cache(maxsize=1)
 def quick_peak_gflops() -> float:
-    """This machine's matmul peak (`matmul_gflops`), measured in about a second: enough for an estimate."""
+    """This machine's matmul peak (`matmul_gflops`), measured in about a second, once a process (rounds of
+    training each estimate their time): enough for an estimate."""
     return max(matmul_gflops(repeats=2, seconds=0.1).values())
