@@ -95,7 +95,8 @@ def capped_answers(folder: Path, tokenizer, max_tokens: int) -> tuple[int, int]:
 
 
 def score_part(model: str, part: str, out: Path, rows: Path, max_tokens: int) -> dict:
-    """One part of the ranking's scoring (games, static or ood), its figures kept in out/climb-<part>.json."""
+    """One part of the ranking's scoring (games, static or ood), its figures kept in out/climb-<part>.json; a
+    part cut short resumes (the episodes recorded are kept, as `playpen eval` keeps them)."""
     from playpen.eval.clemscore import clem_table, episode_scores, summary
     from playpen.eval.options import EvalOptions
     from playpen.eval.run import evaluate
@@ -105,7 +106,6 @@ def score_part(model: str, part: str, out: Path, rows: Path, max_tokens: int) ->
         return json.loads(done.read_text())
     folder = out / ("ood" if part == "ood" else "playpen")
     episodes = {"games": folder / file_name(model), "static": folder / "static", "ood": folder}[part]
-    shutil.rmtree(episodes, ignore_errors=True)  # a part cut short is played again whole
     suite = {"games": "clem", "static": "static", "ood": "ood"}[part]
     started = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):

@@ -3,8 +3,10 @@
     python benchmarks/recipes.py [--model smollm2-135m|tiny] [--arms sft,self_improve,...] [--seeds 1] [--work DIR]
 
 The learner (`--model`): the real SmolLM2-135M-Instruct (fetched when missing; the default) or a tiny model
-built here (to try the script in a minute). The start: LoRA SFT on the expert players' won episodes of three
-training games, `TRAINED` (referencegame, taboo: two players; wordle: one player, several turns), every role.
+built here (to try the script in a minute). The start (--start): by default benchmarks/climb.py's LoRA SFT on
+the expert players' won episodes of all 16 in-domain games (reused from climb.py's work folder when it is
+there), which keeps more games in format than a start on three games; --start games3: LoRA SFT on the three
+trained games, `TRAINED` (referencegame, taboo: two players; wordle: one player, several turns), every role.
 From it each arm trains for a fixed number of steps (fixed steps keep every result deterministic, also when an
 arm is re-run alone): 7-11 minutes each on an idle 2-core AVX2 machine, GRPO's longer (the seconds column
 shows what each took):
@@ -207,7 +209,7 @@ def train(example: str, learner: str, settings: list[str], profile: Profile, tea
     return time.perf_counter() - started
 
 
-def build_start(model: str, profile: Profile) -> tuple[str, float]:
+def build_start(model: str, profile: Profile, start: str = "games16") -> tuple[str, float]:
     """The learner fetched (or built) and the start trained; returns the start's registered name and seconds."""
     if model == "tiny":
         from playpen.tiny import create_tiny
@@ -217,6 +219,8 @@ def build_start(model: str, profile: Profile) -> tuple[str, float]:
         from playpen.fetch import fetch
 
         fetch(model, log=lambda line: print(line, file=sys.stderr))
+    if start == "games16":
+        return climb_start(model)
     name = f"{model}-recipe-start"
     marker = Path(f"models/recipe-start/{model}/training.json")
     if marker.is_file():  # built by an earlier run in this work folder
@@ -225,6 +229,28 @@ def build_start(model: str, profile: Profile) -> tuple[str, float]:
     record = json.loads(marker.read_text())
     marker.write_text(json.dumps({**record, "seconds": round(seconds, 1)}))
     return name, seconds
+
+
+def climb_start(model: str) -> tuple[str, float]:
+    """benchmarks/climb.py's SFT on all 16 in-domain games as the start: the model climb.py trained in its own
+    work folder when it is there (registered here too), else trained here as climb.py trains it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import climb
+
+    from playpen.registry import register_model
+
+    name = f"{model}-climb"
+    if not Path(f"models/climb/{model}/training.json").is_file():
+        theirs = climb.ROOT / "playpen-benchmarks" / f"climb-{model}"
+        marker = theirs / "models" / "climb" / model / "training.json"
+        registry = theirs / "model_registry.json"
+        if marker.is_file() and registry.is_file():
+            entry = next((e for e in json.loads(registry.read_text()) if e["model_name"] == name), None)
+            if entry is not None:
+                log(f"start: {name}, trained by benchmarks/climb.py in {theirs}")
+                register_model(entry)
+                return name, json.loads(marker.read_text()).get("seconds", 0.0)
+    return climb.train(model, climb.PROFILES[model], fresh=False)
 
 
 def run_arm(arm: str, seed: int, start: str, profile: Profile) -> tuple[str | None, float, str | None]:
@@ -275,6 +301,10 @@ def main() -> None:
                                                                "--seeds 2 --reuse)")
     parser.add_argument("--work", help="the work folder (default: playpen-benchmarks/recipes-MODEL); the base and "
                                        "start kept there are reused")
+    parser.add_argument("--start", choices=("games16", "games3"), default="games16",
+                        help="games16 (default): climb.py's SFT on all 16 in-domain games, which keeps more games in "
+                             "format (reused from climb.py's work folder when there); games3: LoRA SFT on the three "
+                             "trained games")
     parser.add_argument("--fresh", action="store_true", help="build and score the base and start again")
     parser.add_argument("--reuse", action="store_true", help="keep the arms' results already in the work folder "
                                                              "(by arm and seed) instead of training them again")
@@ -296,7 +326,7 @@ def main() -> None:
     quiet_clemcore(everything=True)
     try:
         rows_file = official_rows(work)
-        start_name, start_seconds = build_start(args.model, profile)
+        start_name, start_seconds = build_start(args.model, profile, args.start)
         base = score(args.model, work / "eval" / "base", rows_file, profile.max_tokens)
         log(f"base: {json.dumps({k: base[k] for k in ROW_KEYS[:4]})}")
         start = {**score(start_name, work / "eval" / "start", rows_file, profile.max_tokens),

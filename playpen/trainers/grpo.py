@@ -266,7 +266,8 @@ class GameGRPOConfig(AdapterSettings, PlaypenConfig, GRPOConfig):
     all_roles: bool = setting(False, "self-play (no -t): train every role the learner plays, normalised per "
                                      "role")
     fresh_instances: int = setting(0, "> 0: play this many freshly generated instances per game (never a "
-                                      "validation or test instance's content) instead of the train split")
+                                      "shipped instance's content, so never an evaluated one) instead of the "
+                                      "train split")
     use_vllm: bool = setting(False, "generate with vLLM (CUDA)")
     vllm_mode: str = setting("colocate", "colocate (vLLM in the training process) or server (trl vllm-serve)")
     async_rollout: bool = setting(False, "play step n+1 while step n optimises (one rollout off-policy, "

@@ -42,8 +42,8 @@ class RoundsConfig(AdapterSettings, PlaypenConfig):
     version: str = setting("", "the games' benchmark version (2.0 or playschool2026); empty: 2.0, or a game's "
                                "only version")
     rounds: int = setting(3, "rounds of play, then training")
-    instances_per_round: int = setting(16, "per game and round: fresh train instances (never a validation or "
-                                           "test one)")
+    instances_per_round: int = setting(16, "per game and round: fresh train instances (never a shipped "
+                                           "instance, so never an evaluated one)")
     fresh_instances: bool = setting(True, "false: cycle through the games' train split instead of fresh "
                                           "instances")
     samples: int = setting(4, "episodes per instance and seat, sampled at -T (k)")

@@ -93,7 +93,13 @@ def sft_rows(games: list[str], data: str = "", fresh: int = 0, roles: list[str] 
            "FILE.jsonl --outcome success --split train` from episodes you recorded with `playpen play -g GAME "
            "-m MODEL --split train -r RESULTS`")
     if data:
-        rows = [dict(row) for row in load_playpen_data(data) if for_training(row.get("meta") or {}, games)
+        from playpen.registry import select_games
+
+        select_games(games, version)  # an unknown game is named as such, not as a game without samples
+        dataset = load_playpen_data(data, columns=("messages",), kind="conversational samples ({messages, meta})",
+                                    how="`playpen dataset conversational -r RESULTS -o FILE.jsonl --split train` "
+                                        "writes them")
+        rows = [dict(row) for row in dataset if for_training(row.get("meta") or {}, games)
                 and (not roles or (row.get("meta") or {}).get("game_role") in roles)]
         if not rows:
             raise PlaypenError(f"no samples in {data} for {', '.join(games)}: samples of other games and of "

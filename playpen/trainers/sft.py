@@ -81,6 +81,7 @@ class GameSFTConfig(SFTSettings, AdapterSettings, PlaypenConfig, trl.SFTConfig):
     learning_rate: float | None = setting(None, "none: 2e-5, or 2e-4 with lora")
 
     def __post_init__(self):
+        parse_mix(self.mix)  # a malformed mix is named before anything is played or loaded
         self.algorithm = self.algorithm or ("sft-lora" if self.lora else "sft")
         if self.learning_rate is None:
             self.learning_rate = 2e-4 if self.lora else 2e-5

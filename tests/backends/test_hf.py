@@ -130,3 +130,19 @@ def test_a_qwen35_model_plays_turns_through_the_decoding_loop_as_generate_would(
     second = loop.generate_batch(follow, previous)
     assert loop.decoder.store.hits == 2
     assert [g.completion_ids for g in second] == [g.completion_ids for g in reference.generate_batch(follow, previous)]
+
+
+def test_the_kept_caches_on_the_cpu_get_a_quarter_of_the_memory(monkeypatch):
+    """On the CPU the store of kept KV caches holds a quarter of the machine's memory (at least 1 GiB): with
+    fewer bytes than the chats in flight need, the least recently used chat is always the next to speak."""
+    import os
+
+    import torch
+
+    from playpen.backends.hf import default_kv_budget
+
+    pages = {"SC_PHYS_PAGES": 6 * 2**20, "SC_PAGE_SIZE": 4096}  # 24 GiB
+    monkeypatch.setattr(os, "sysconf", lambda name: pages[name])
+    assert default_kv_budget(torch.device("cpu")) == 6 * 2**30
+    pages["SC_PHYS_PAGES"] = 2**18  # 1 GiB of memory: never under 1 GiB of store
+    assert default_kv_budget(torch.device("cpu")) == 2**30

@@ -111,3 +111,24 @@ def test_batches_by_game_hold_one_game_role_and_experiment():
         assert lengths == sorted(lengths)
     assert batched_by_game(samples, 4, seed=0) == ordered
     assert batched_by_game(samples, 4, seed=1) != ordered
+
+
+def test_data_that_is_not_conversational_or_names_an_unknown_game_is_one_line(in_tmp_cwd):
+    import json
+    from pathlib import Path
+
+    from playpen.trainers.samples import sft_rows
+
+    Path("pairs.jsonl").write_text(json.dumps({"prompt": [], "chosen": [], "rejected": []}) + "\n")
+    with pytest.raises(PlaypenError, match="lacks 'messages'.*playpen dataset conversational"):
+        sft_rows(["taboo"], data="pairs.jsonl")
+    with pytest.raises(PlaypenError, match="unknown game 'taboboo'"):
+        sft_rows(["taboboo"], data="pairs.jsonl")
+
+
+def test_a_malformed_mix_stops_the_run_before_anything_is_played():
+    from playpen.trainers.runner import build_config
+    from playpen.trainers.sft import GameSFT
+
+    with pytest.raises(PlaypenError, match="GAME=SAMPLES"):
+        build_config(GameSFT, {"mix": "taboo"})
