@@ -40,7 +40,7 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recipes import VERSION, log, official_rows  # noqa: E402  (the same official instances as recipes.py)
+from recipes import VERSION, learner, log, official_rows, work_folder  # noqa: E402  (shared with recipes.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 RANKING = ROOT.parent / "shared" / "parity" / "playschool2026" / "ranking.csv"
@@ -160,18 +160,6 @@ def score(model: str, out: Path, rows: Path, max_tokens: int, fresh: bool) -> di
 # ------------------------------------------------------------------------------------------------ training
 
 
-def learner(model: str) -> None:
-    """The learner fetched (or built, for tiny) and registered."""
-    if model == "tiny":
-        from playpen.tiny import create_tiny
-
-        create_tiny("tiny")
-    else:
-        from playpen.fetch import fetch
-
-        fetch(model, log=lambda line: print(line, file=sys.stderr))
-
-
 def train(model: str, profile: Profile, fresh: bool) -> tuple[str, float]:
     """The SFT stage; returns the trained model's registered name and the seconds training took (kept in
     the run's training.json, so a kept stage reports them too)."""
@@ -252,14 +240,8 @@ def main() -> None:
     profile = PROFILES[args.model]
     max_tokens = args.max_tokens or profile.max_tokens
     work = Path(args.work or ROOT / "playpen-benchmarks" / f"climb-{args.model}").resolve()
-    work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    previous = Path.cwd()
-    os.chdir(work)
-    from playpen.registry import quiet_clemcore
-
-    quiet_clemcore(everything=True)
-    try:
+    with work_folder(work):
         rows = official_rows(work)
         learner(args.model)
         if "base" in only:
@@ -272,8 +254,6 @@ def main() -> None:
         if "trained" in only:
             name, train_seconds = train(args.model, profile, False) if "train" not in only else (name, train_seconds)
             trained = score(name, work / "eval" / "trained", rows, max_tokens, "trained" in again)
-    finally:
-        os.chdir(previous)
     if only != set(STAGES):
         return
     table = placed(ranking_rows(), {f"{args.model} (base)": base, f"{name} (Playpen)": trained})

@@ -209,8 +209,8 @@ def train(example: str, learner: str, settings: list[str], profile: Profile, tea
     return time.perf_counter() - started
 
 
-def build_start(model: str, profile: Profile, start: str = "games16") -> tuple[str, float]:
-    """The learner fetched (or built) and the start trained; returns the start's registered name and seconds."""
+def learner(model: str) -> None:
+    """The learner fetched (or built, for tiny) and registered."""
     if model == "tiny":
         from playpen.tiny import create_tiny
 
@@ -219,6 +219,26 @@ def build_start(model: str, profile: Profile, start: str = "games16") -> tuple[s
         from playpen.fetch import fetch
 
         fetch(model, log=lambda line: print(line, file=sys.stderr))
+
+
+@contextlib.contextmanager
+def work_folder(work: Path):
+    """Inside the work folder (where the models are registered and kept), clemcore quiet; back after."""
+    work.mkdir(parents=True, exist_ok=True)
+    previous = Path.cwd()
+    os.chdir(work)
+    from playpen.registry import quiet_clemcore
+
+    quiet_clemcore(everything=True)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
+def build_start(model: str, profile: Profile, start: str = "games16") -> tuple[str, float]:
+    """The learner fetched (or built) and the start trained; returns the start's registered name and seconds."""
+    learner(model)
     if start == "games16":
         return climb_start(model)
     name = f"{model}-recipe-start"
@@ -317,14 +337,8 @@ def main() -> None:
     work = Path(args.work or f"playpen-benchmarks/recipes-{args.model}").resolve()
     if args.fresh:
         shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    previous = Path.cwd()
-    os.chdir(work)
-    from playpen.registry import quiet_clemcore
-
-    quiet_clemcore(everything=True)
-    try:
+    with work_folder(work):
         rows_file = official_rows(work)
         start_name, start_seconds = build_start(args.model, profile, args.start)
         base = score(args.model, work / "eval" / "base", rows_file, profile.max_tokens)
@@ -352,8 +366,6 @@ def main() -> None:
                 (folder / "row.json").write_text(json.dumps(row, indent=1))
                 results.setdefault(arm, []).append(row)
                 log(f"{arm} seed {seed}: {json.dumps({k: row[k] for k in ROW_KEYS})}")
-    finally:
-        os.chdir(previous)
     means = {arm: mean_row(rows) for arm, rows in results.items()}
     spread = {arm: {k: statistics.stdev([r[k] for r in rows]) for k in ROW_KEYS[:4]
                     if len(rows) > 1 and all(r[k] is not None for r in rows)} for arm, rows in results.items()}

@@ -690,6 +690,21 @@ def quiet_libraries() -> None:
                         ("HF_DATASETS_DISABLE_PROGRESS_BARS", "1"), ("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1"),
                         ("DATASETS_VERBOSITY", "critical"), ("HF_HUB_VERBOSITY", "error")):
         os.environ.setdefault(name, value)
+    # a library imported before (a second command in one process, as in the tests) has read its variables already
+    if "datasets" in sys.modules:
+        import datasets
+
+        datasets.disable_progress_bars()
+        datasets.utils.logging.set_verbosity(datasets.utils.logging.CRITICAL)
+    if "transformers" in sys.modules:
+        import transformers
+
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+    if "huggingface_hub" in sys.modules:
+        import huggingface_hub
+
+        huggingface_hub.utils.disable_progress_bars()
     warnings.filterwarnings("ignore")
     warnings.filterwarnings("default", module=r"playpen\b")  # Playpen's own warnings stay
 

@@ -60,8 +60,10 @@ def test_the_stages_run_are_kept_and_one_re_run_alone_gives_the_same_figures(tmp
         assert set(row) == {"playpen_clemscore", "playpen_statscore", "ood_clemscore"}
     assert summary["seconds"]["train"] > 0 and summary["max_tokens"] == 8
     assert "qwen3.5-2b" in first.stdout and "tiny-climb (Playpen)" in first.stdout
-    ood = tmp_path / "eval" / "trained" / "ood" / "part.json"
-    assert json.loads(ood.read_text())["answers"] > 0
+    trained = tmp_path / "eval" / "trained"  # laid out as `playpen eval --suite playschool2026` writes it
+    assert json.loads((trained / "climb-ood.json").read_text())["answers"] > 0
+    assert (trained / "suite.json").is_file() and (trained / "tiny-climb.playschool2026.json").is_file()
+    assert list((trained / "ood" / "tiny-climb").glob("*/*/instance_*/scores.json"))
     # a run with every stage kept trains and plays nothing, and prints the same last line
     again = subprocess.run(argv, capture_output=True, text=True, check=True)
     kept = json.loads(again.stdout.strip().splitlines()[-1])
