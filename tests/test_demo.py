@@ -39,8 +39,10 @@ def test_demo_trains_the_tiny_model_into_playing_in_three_stages(tmp_path, monke
     assert card.index("### 1. tiny -> tiny-sft") < card.index("### 2. tiny-sft -> tiny-sft-grpo")
     assert all(f"### {folder}" in card for folder in ("eval-before", "eval-sft", "eval-after"))
     printed = capsys.readouterr().out
-    sft_command = next(line for line in printed.splitlines() if "sft_trainer_simple.py" in line).split()
-    assert sft_command[:3] == ["$", "playpen", "run"] and (out / sft_command[3]).is_file()  # pastes in out/
+    from playpen.trainers.runner import example_path
+
+    sft_command = next(line for line in printed.splitlines() if "playpen run sft_trainer_simple" in line).split()
+    assert sft_command[:3] == ["$", "playpen", "run"] and example_path(sft_command[3]).is_file()  # pastes anywhere
     assert any(line.startswith("clemscore") for line in printed.splitlines())  # the three-stage table
     assert "$ playpen models export tiny-sft-grpo final-model --eval eval-before eval-sft eval-after" in printed
     assert f"model card: {Path('final-model') / 'README.md'}" in printed
