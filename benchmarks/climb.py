@@ -48,7 +48,8 @@ INDOMAIN = ["adventuregame", "clean_up", "codenames", "dond", "guesswhat", "imag
             "privateshared", "referencegame", "taboo", "textmapworld", "textmapworld_graphreasoning",
             "textmapworld_specificroom", "wordle", "wordle_withclue", "wordle_withcritic"]
 STAGES = ("base", "train", "trained")
-PARTS = ("games", "static", "ood")
+# each part of the scoring: the `playpen eval` suite that plays it and the key of its score in <model>.val.json
+PARTS = {"games": ("clem", "clemscore"), "static": ("static", "statscore"), "ood": ("ood", "ood_clemscore")}
 ROW_KEYS = ("playpen_clemscore", "playpen_statscore", "ood_clemscore")
 
 
@@ -98,32 +99,27 @@ def score_part(model: str, part: str, out: Path, rows: Path, max_tokens: int) ->
     """One part of the ranking's scoring (games, static or ood), its figures kept in out/climb-<part>.json; a
     part cut short resumes (the episodes recorded are kept, as `playpen eval` keeps them)."""
     from playpen.eval.clemscore import clem_table, episode_scores, summary
+    from playpen.eval.layout import file_name
     from playpen.eval.options import EvalOptions
     from playpen.eval.run import evaluate
+    from playpen.files import atomic_write_json
 
     done = out / f"climb-{part}.json"
     if done.is_file():
         return json.loads(done.read_text())
     folder = out / ("ood" if part == "ood" else "playpen")
     episodes = {"games": folder / file_name(model), "static": folder / "static", "ood": folder}[part]
-    suite = {"games": "clem", "static": "static", "ood": "ood"}[part]
+    suite, key = PARTS[part]
     started = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):
         result = evaluate(model, EvalOptions(
             suite=suite, run_dir=str(folder), instances=str(rows) if part != "ood" else None,
             max_tokens=max_tokens, version=VERSION, progress=False))
     seconds = round(time.perf_counter() - started, 1)
-    key = {"games": "clemscore", "static": "statscore", "ood": "ood_clemscore"}[part]
     figures = {"score": result.get(key), "seconds": seconds, **summary(clem_table(episode_scores(episodes)), model)}
     figures["capped"], figures["answers"] = capped_answers(episodes, tokenizer_of(model), max_tokens)
-    done.write_text(json.dumps(figures, indent=1))
+    atomic_write_json(done, figures)
     return figures
-
-
-def file_name(model: str) -> str:
-    from playpen.eval.layout import file_name as name
-
-    return name(model)
 
 
 def tokenizer_of(model: str):
@@ -247,12 +243,11 @@ def main() -> None:
         if "base" in only:
             log(f"base: scoring {args.model}")
             base = score(args.model, work / "eval" / "base", rows, max_tokens, "base" in again)
-        if "train" in only:
+        if only & {"train", "trained"}:  # the trained model's scoring trains it first where it is not kept
             log(f"train: {args.model} on {len(INDOMAIN)} games")
-            name, train_seconds = train(args.model, profile, "train" in again)
+            name, train_seconds = train(args.model, profile, "train" in again and "train" in only)
             log(f"train: {name} ({train_seconds:.0f} s)")
         if "trained" in only:
-            name, train_seconds = train(args.model, profile, False) if "train" not in only else (name, train_seconds)
             trained = score(name, work / "eval" / "trained", rows, max_tokens, "trained" in again)
     if only != set(STAGES):
         return

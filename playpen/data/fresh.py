@@ -102,14 +102,12 @@ def _draw_seed(seed: int, draw: int) -> int:
 
 
 def fresh_instances(game: str, seed: int, count: int, version: str | None = None) -> dict:
-    """`count` new instances of a game (an instances file's dict), none equal in content to a validation or
-    test instance nor to each other, spread over the experiments as evenly as the generator allows."""
-    from playpen.registry import select_games
+    """`count` new instances of a game (an instances file's dict), none equal in content to a shipped instance
+    nor to each other, spread over the experiments as evenly as the generator allows."""
+    from playpen.registry import load_instances, select_games
 
     if count < 1:
         raise PlaypenError(f"fresh instances: count must be at least 1 (got {count})")
-    from playpen.registry import load_instances
-
     spec = select_games([game], version)[0]
     seen = held_out_keys(spec)
     shipped = {experiment["name"] for experiment in load_instances(spec)["experiments"]}

@@ -134,7 +134,6 @@ def whole_episode_samples(trainer: PlaypenTrainer, rows: list[dict], tokenizer, 
           f"{counts['episodes_whole']} whole, {counts['episodes_split']} split into turns (their histories edited "
           f"by the game or longer than max_length), {counts['turns_shortened']} turns shortened to their first "
           f"message and latest exchanges, {counts['turns_left_out']} turns left out (too long even so)", flush=True)
-    trainer.episode_counts = counts
     if mix:
         samples = mixed(samples, mix, trainer.config.seed)
     per_game = Counter(sample["meta"].get("game") for sample in samples)
