@@ -319,7 +319,8 @@ def main() -> None:
     parser.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
     parser.add_argument("--seeds", type=int, default=1, help="seeds per arm (default 1; add a second with "
                                                                "--seeds 2 --reuse)")
-    parser.add_argument("--work", help="the work folder (default: playpen-benchmarks/recipes-MODEL); the base and "
+    parser.add_argument("--work", help="the work folder (default: playpen-benchmarks/recipes-MODEL-START, one per "
+                                       "start, since the arms' rows are kept by arm and seed); the base and "
                                        "start kept there are reused")
     parser.add_argument("--start", choices=("games16", "games3"), default="games16",
                         help="games16 (default): climb.py's SFT on all 16 in-domain games, which keeps more games in "
@@ -334,7 +335,7 @@ def main() -> None:
     if unknown or not arms or args.seeds < 1:
         parser.error(f"--arms: choose from {', '.join(ARMS)}" if unknown or not arms else "--seeds: at least 1")
     profile = PROFILES[args.model]
-    work = Path(args.work or f"playpen-benchmarks/recipes-{args.model}").resolve()
+    work = Path(args.work or f"playpen-benchmarks/recipes-{args.model}-{args.start}").resolve()
     if args.fresh:
         shutil.rmtree(work, ignore_errors=True)
     started = time.perf_counter()
