@@ -3,24 +3,20 @@ same figures), and its mistakes answered in one line."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "climb.py"
+from tests.benchmarks import BENCHMARKS, benchmark
+
+BENCH = BENCHMARKS / "climb.py"
 
 
 @pytest.fixture(scope="module")
 def climb():
-    spec = importlib.util.spec_from_file_location("climb_benchmark", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("climb")
 
 
 def test_trains_every_in_domain_game_at_its_2026_version(climb):

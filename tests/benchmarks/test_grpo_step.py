@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "grpo_step.py"
+from tests.benchmarks import benchmark
 
 
 @pytest.fixture(scope="module")
 def grpo_step():
-    spec = importlib.util.spec_from_file_location("grpo_step_benchmark", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("grpo_step")
 
 
 def test_token_counts_of_both_forwards(grpo_step):

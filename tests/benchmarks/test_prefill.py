@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "prefill.py"
+from tests.benchmarks import benchmark
 
 
 def test_shared_beginnings_encode_fewer_tokens_for_the_same_episodes(tiny, capsys):
-    spec = importlib.util.spec_from_file_location("prefill_benchmark", BENCH)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark("prefill")
     figures = bench.main(["--model", tiny, "--games", "referencegame", "--rounds", "1", "--max-tokens", "8"])
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == figures
     # referencegame's 20 validation prompts begin with the same rules: encoded once instead of 20 times

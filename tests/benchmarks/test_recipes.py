@@ -4,7 +4,6 @@ second run trains again to the same figures."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -12,16 +11,14 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "recipes.py"
+from tests.benchmarks import BENCHMARKS, benchmark
+
+BENCH = BENCHMARKS / "recipes.py"
 
 
 @pytest.fixture(scope="module")
 def recipes():
-    spec = importlib.util.spec_from_file_location("recipes_benchmark", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("recipes")
 
 
 def test_scores_on_the_official_validation_instances_and_the_shipped_static_ones(recipes, tmp_path, playschool_dir):

@@ -3,23 +3,18 @@ compares the two sides' episodes."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "rollout.py"
+from tests.benchmarks import benchmark
 
 
 @pytest.fixture(scope="module")
 def rollout():
-    spec = importlib.util.spec_from_file_location("rollout_benchmark", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("rollout")
 
 
 def write_episode(root: Path, game: str, game_id: int, answers: list[str]) -> None:
