@@ -40,7 +40,7 @@ def new_run_dir(run_dir: str | None, skip_gameplay: bool) -> Path:
     out = Path(run_dir) if run_dir else Path("playpen-eval") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     check_run_dir(run_dir)
     if skip_gameplay and not out.is_dir():
-        raise PlaypenError(f"run folder not found: {out} (--skip_gameplay re-uses an existing folder: give it with -r)")
+        raise PlaypenError(f"run folder not found: {out} (--skip-gameplay re-uses an existing folder: give it with -r)")
     out.mkdir(parents=True, exist_ok=True)
     return out
 
