@@ -116,7 +116,9 @@ def score_part(model: str, part: str, out: Path, rows: Path, max_tokens: int) ->
             suite=suite, run_dir=str(folder), instances=str(rows) if part != "ood" else None,
             max_tokens=max_tokens, version=VERSION, progress=False))
     seconds = round(time.perf_counter() - started, 1)
-    figures = {"score": result.get(key), "seconds": seconds, **summary(clem_table(episode_scores(episodes)), model)}
+    figures = {"score": result.get(key), "seconds": seconds, "note": result.get("note"), "games": {}}
+    if episodes.is_dir():  # the static part plays nothing where its instances cannot be had (its note says why)
+        figures.update(summary(clem_table(episode_scores(episodes)), model))
     figures["capped"], figures["answers"] = capped_answers(episodes, tokenizer_of(model), max_tokens)
     atomic_write_json(done, figures)
     return figures

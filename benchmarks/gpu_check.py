@@ -273,7 +273,7 @@ def decode_part(loaded: Loaded, args) -> dict:
     play_turns(with_generate, min(2, args.players), 1, args.batch)
     play_turns(with_clem, min(2, args.players), 1, args.batch)
     store = loop.decoder.store
-    hits, reused, prefilled, steps = store.hits, store.reused_tokens, loop.decoder.prefilled_tokens, loop.decoder.steps
+    hits, reused, prefilled, steps = store.hits, store.reused_tokens, loop.decoder.stats.encoded_tokens, loop.decoder.stats.steps
     sync()
     ours, loop_seconds = play_loop(loop, args.players, args.turns, args.playpen_batch)
     sync()
@@ -291,7 +291,7 @@ def decode_part(loaded: Loaded, args) -> dict:
         "loop": {"seconds": round(loop_seconds, 3), "tokens": loop_tokens,
                  "tokens_per_s": round(loop_tokens / loop_seconds, 1), "batch": args.playpen_batch,
                  "kept_cache_hits": store.hits - hits, "reused_tokens": store.reused_tokens - reused,
-                 "prefilled_tokens": loop.decoder.prefilled_tokens - prefilled, "steps": loop.decoder.steps - steps},
+                 "prefilled_tokens": loop.decoder.stats.encoded_tokens - prefilled, "steps": loop.decoder.stats.steps - steps},
         "generate": {"seconds": round(generate_seconds, 3), "tokens": generate_tokens,
                      "tokens_per_s": round(generate_tokens / generate_seconds, 1), "batch": args.batch},
         "clemcore": {"seconds": round(clem_seconds, 3), "tokens": clem_tokens,

@@ -6,7 +6,7 @@ same evaluation with the beginning that new prompts share (a game's rules) encod
 
 The model plays Player 1 of the games' validation instances, greedy, the expert Player 2: the demo's evaluation
 (playpen/demo.py). Each round plays it once each way, alternating (these machines are noisy); each way's time is
-its best round's, model loading included. Reported: seconds, the tokens prefills encoded (`Decoder.prefilled_tokens`)
+its best round's, model loading included. Reported: seconds, the tokens prefills encoded (`Decoder.stats.encoded_tokens`)
 and the share of episodes whose outcome and answers are the same both ways (encoding a beginning apart rounds
 differently, which can flip a greedy choice). The last line is JSON: {"seconds_whole", "seconds_shared",
 "speedup", "prefilled_whole", "prefilled_shared", "same_episodes"}.
@@ -46,8 +46,8 @@ def evaluate(model: str, games: list[str], max_tokens: int, results: Path, share
     answers = {(r.task.game_name, r.task.experiment["name"], r.task.instance["game_id"]):
                (r.outcome, [t.get("action", {}).get("content") for turn in _turns(r) for t in turn])
                for r in episodes}
-    return {"seconds": seconds, "prefilled": sum(d.prefilled_tokens for d in decoders),
-            "shared": sum(d.shared_tokens for d in decoders), "answers": answers}
+    return {"seconds": seconds, "prefilled": sum(d.stats.encoded_tokens for d in decoders),
+            "shared": sum(d.stats.shared_tokens for d in decoders), "answers": answers}
 
 
 def _turns(result) -> list:

@@ -30,6 +30,7 @@ continue in passes of equal new lengths. Other architectures (sliding windows, o
 from __future__ import annotations
 
 import hashlib
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -194,6 +195,45 @@ class Row:
         return len(self.prompt) + len(self.completion) - 1
 
 
+@dataclass
+class DecodeStats:
+    """What the loop computed, counted as it runs (benchmarks/scoring.py turns it into the machine's floor).
+    A decoding step feeds one token a row; a prefill pass feeds each row's new prompt tokens, right-aligned and
+    padded to the pass's longest; the attention of both covers every column of the window, a row's own tokens
+    (its context) and the padding left of them."""
+
+    requests: int = 0  # prompts answered
+    prompt_tokens: int = 0  # tokens of those prompts
+    encoded_tokens: int = 0  # prompt tokens prefills fed the model (the rest continued a kept cache or beginning)
+    shared_tokens: int = 0  # prompt tokens not encoded because prompts of one admission began alike
+    prefill_passes: int = 0
+    prefill_slots: int = 0  # rows x columns fed by prefill passes: encoded tokens plus padding
+    decoded_tokens: int = 0  # answer tokens sampled
+    steps: int = 0  # decoding steps (one token a row)
+    step_rows: int = 0  # rows fed, summed over steps
+    step_columns: int = 0  # key columns attended, rows x window, summed over steps
+    step_context: int = 0  # of those, the rows' own tokens (the rest is padding)
+    model_seconds: float = 0.0  # in the model's forward and the sampling after it
+    # per decoding step (rows, context) and per prefill pass (tokens fed, their attended context, rows), kept
+    # for the floor, which depends on each forward's shape (whichever of compute or memory binds)
+    step_shapes: array = field(default_factory=lambda: array("q"))
+    pass_shapes: array = field(default_factory=lambda: array("q"))
+
+    def add_pass(self, tokens: int, context: int, slots: int, rows: int) -> None:
+        self.prefill_passes += 1
+        self.encoded_tokens += tokens
+        self.prefill_slots += slots
+        self.pass_shapes.extend((tokens, context, rows))
+
+    def add_step(self, rows: int, columns: int, context: int) -> None:
+        self.steps += 1
+        self.step_rows += rows
+        self.decoded_tokens += rows
+        self.step_columns += columns
+        self.step_context += context
+        self.step_shapes.extend((rows, context))
+
+
 # A request: (key, prompt ids, the ids of the sequence it may continue (the player's previous prompt and
 # completion) or None). An answer: (key, completion ids, their log-probs).
 Request = tuple[Hashable, list[int], list[int] | None]
@@ -213,10 +253,7 @@ class Decoder:
         self.pad_id = pad_id
         self.stop_ids = set(stop_ids)
         self.store = KVStore(kv_budget_bytes)
-        self.prefilled_tokens = 0  # statistics: tokens encoded by prefills
-        self.prefill_passes = 0  # forward passes of prefills
-        self.shared_tokens = 0  # statistics: tokens not encoded because prompts of one admission began alike
-        self.steps = 0  # decode steps
+        self.stats = DecodeStats()
 
     @property
     def device(self) -> torch.device:
@@ -244,10 +281,13 @@ class Decoder:
                     return
                 continue
             ids, mask, positions, layers = batch.step(mask_4d)
+            started = time.perf_counter()
             logits, _ = self._forward(ids, mask, positions, layers)
-            self.steps += 1
             tokens, logps = self._sample(logits[:, -1], temperature)
             tokens, logps = tokens.tolist(), logps.tolist()
+            self.stats.model_seconds += time.perf_counter() - started
+            self.stats.add_step(batch.active, batch.active * (batch.end + 1 - batch.start),
+                                sum(batch.positions) + batch.active)
             batch.advance(tokens)
             finished = []
             for slot, (row, token, logp) in enumerate(zip(batch.rows, tokens, logps)):
@@ -274,6 +314,8 @@ class Decoder:
         copies sample on their own."""
         unique: dict[bytes, int] = {}
         firsts = [unique.setdefault(_key(prompt), i) for i, (_, prompt, _) in enumerate(requests)]
+        self.stats.requests += len(requests)
+        self.stats.prompt_tokens += sum(len(prompt) for _, prompt, _ in requests)
         kept = {}
         for i in sorted(set(firsts)):
             _, prompt, previous = requests[i]
@@ -282,11 +324,15 @@ class Decoder:
         # (a recurrent state cannot continue mid-prompt in a pass of unequal new parts)
         beginnings = self._share_beginnings(requests, kept) if LINEAR not in self.kinds else []
         for todo in self._passes(requests, kept, beginnings):
+            started = time.perf_counter()
             logits, layers = self._encode([requests[i][1] for i in todo], [kept[i] for i in todo])
             where = {i: r for r, i in enumerate(todo)}
             members = [k for k, f in enumerate(firsts) if f in where]
             tokens, logps = self._sample(logits[[where[firsts[k]] for k in members], -1], temperature)
-            for k, token, logp in zip(members, tokens.tolist(), logps.tolist()):
+            tokens, logps = tokens.tolist(), logps.tolist()
+            self.stats.model_seconds += time.perf_counter() - started
+            self.stats.decoded_tokens += len(members)
+            for k, token, logp in zip(members, tokens, logps):
                 key, prompt, _ = requests[k]
                 r, n = where[firsts[k]], len(prompt)  # a row's tokens are its last n columns
                 yield Row(key, prompt, [token], [logp]), [(a[r, :, -n:], b[r, :, -n:]) if kind == ATTENTION else (a[r], b[r])
@@ -314,9 +360,11 @@ class Decoder:
             shared = min(shared, *(len(requests[i][1]) - 1 for i in members))
             if len(members) < 2 or shared < MIN_SHARED_TOKENS:
                 continue
+            started = time.perf_counter()
             _, layers = self._encode([requests[members[0]][1][:shared]], [None])
+            self.stats.model_seconds += time.perf_counter() - started
             beginning = [(a[0], b[0]) for a, b in layers]
-            self.shared_tokens += shared * (len(members) - 1)
+            self.stats.shared_tokens += shared * (len(members) - 1)
             for i in members:
                 kept[i] = beginning
             sharing.append(members)
@@ -360,8 +408,10 @@ class Decoder:
             input_ids[r, new - len(fresh):] = torch.tensor(fresh, device=device)
             positions[r, new - len(fresh):] = torch.arange(n, len(prompt), device=device)
             mask[r, width + new - len(prompt):] = 1
-        self.prefilled_tokens += sum(len(p) - n for p, n in zip(prompts, used))
-        self.prefill_passes += 1
+        fed = [len(p) - n for p, n in zip(prompts, used)]
+        # each fed token attends to the row's tokens before it and itself
+        self.stats.add_pass(sum(fed), sum(f * n + f * (f + 1) // 2 for f, n in zip(fed, used)), len(prompts) * new,
+                            len(prompts))
         past = None
         if width:
             if LINEAR in self.kinds and used != lengths:

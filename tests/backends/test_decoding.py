@@ -75,7 +75,7 @@ def test_a_row_stops_at_a_stop_id_and_its_slot_is_taken_by_a_waiting_request(mod
     for i, expected in enumerate(reference):
         cut = next((k + 1 for k, t in enumerate(expected) if t == stop), len(expected))
         assert answers[i][0] == expected[:cut]
-    assert decoder.steps < 12 * 3  # 6 requests in slots of 2: a stopped row made room early
+    assert decoder.stats.steps < 12 * 3  # 6 requests in slots of 2: a stopped row made room early
 
 
 def test_rows_of_very_different_lengths_leave_in_any_order_and_each_gets_its_own_tokens(model):
@@ -136,14 +136,14 @@ def test_a_next_turn_continues_from_the_kept_cache_with_the_same_tokens(model):
     rng = random.Random(3)
     previous = [p + first[i][0] for i, p in enumerate(prompts)]
     second = [prev + [rng.randrange(3, 1000) for _ in range(rng.randrange(2, 9))] for prev in previous]
-    prefilled = decoder.prefilled_tokens
+    prefilled = decoder.stats.encoded_tokens
     answers = decode(decoder, [(i, p, previous[i]) for i, p in enumerate(second)], batch_size=3, n=15)
     assert [answers[i][0] for i in range(len(second))] == generate(model, second, 15)
     assert decoder.store.hits == len(second)
     # what follows the kept sequences was encoded (the last answer token and the new turn; a row with a shorter
     # new part than another joining with it recomputes the difference), not the whole chats
     new_parts = [len(s) - len(p) + 1 for s, p in zip(second, previous)]
-    encoded = decoder.prefilled_tokens - prefilled
+    encoded = decoder.stats.encoded_tokens - prefilled
     assert sum(new_parts) <= encoded <= len(second) * max(new_parts) < sum(map(len, second)) / 2
 
 
@@ -152,7 +152,7 @@ def test_identical_prompts_are_encoded_once_and_sample_on_their_own(model):
     decoder = Decoder(model, pad_id=0, stop_ids=set())
     torch.manual_seed(0)
     answers = decode(decoder, [(i, prompt, None) for i in range(8)], batch_size=8, n=10, temperature=1.0)
-    assert decoder.prefilled_tokens == len(prompt)
+    assert decoder.stats.encoded_tokens == len(prompt)
     assert len({tuple(ids) for ids, _ in answers.values()}) > 1  # a random tiny model: 8 copies differ
 
 
@@ -170,11 +170,11 @@ def test_prompts_that_begin_alike_encode_the_beginning_once_with_the_same_tokens
     assert [answers[i][0] for i in range(len(prompts))] == generate(model, prompts, 10)
     # rules_a's group keeps one token of the shortest member's own (rules_a[:-3] ends 3 before rules_a does)
     a, b = [0, 2, 3, 6], [1, 4]
-    assert decoder.shared_tokens == (len(rules_a) - 4) * (len(a) - 1) + len(rules_b) * (len(b) - 1)
+    assert decoder.stats.shared_tokens == (len(rules_a) - 4) * (len(a) - 1) + len(rules_b) * (len(b) - 1)
     # each beginning once, then each group in its own pass as wide as its longest new part, the fresh one alone
     widest_a = max(len(prompts[i]) for i in a) - (len(rules_a) - 4)
     widest_b = max(len(prompts[i]) for i in b) - len(rules_b)
-    assert decoder.prefilled_tokens == (len(rules_a) - 4 + len(a) * widest_a + len(rules_b) + len(b) * widest_b
+    assert decoder.stats.encoded_tokens == (len(rules_a) - 4 + len(a) * widest_a + len(rules_b) + len(b) * widest_b
                                         + len(prompts[5]))
 
 
@@ -301,7 +301,7 @@ def test_qwen35_multi_turn_episodes_get_the_tokens_generate_gives(attention):
     # a later turn encoded only its new part (no kept token recomputed: a state cannot go back)
     new_tokens = sum(len(p) for p in openings) + sum(len(turns[t][0]) - len(turns[t - 1][0]) - len(turns[t - 1][1]) + 1
                                                     for turns in played for t in range(1, len(turns)))
-    assert decoder.prefilled_tokens == new_tokens
+    assert decoder.stats.encoded_tokens == new_tokens
 
 
 def test_qwen35_states_of_rows_that_move_are_their_own():
@@ -342,9 +342,9 @@ def test_qwen35_continuations_are_encoded_in_passes_of_equal_new_lengths():
     previous = [p + first[i][0] for i, p in enumerate(prompts)]
     extra = [3, 3, 5, 5, 5, 8]  # new tokens per row: three lengths
     second = [prev + list(range(10, 10 + k)) for prev, k in zip(previous, extra)]
-    passes = decoder.prefill_passes
+    passes = decoder.stats.prefill_passes
     answers = decode(decoder, [(i, p, previous[i]) for i, p in enumerate(second)], batch_size=6, n=6)
-    assert decoder.prefill_passes - passes == 3 and decoder.store.hits == 6
+    assert decoder.stats.prefill_passes - passes == 3 and decoder.store.hits == 6
     assert [answers[i][0] for i in range(6)] == [generate(model, [p], 6)[0] for p in second]
 
 
