@@ -114,6 +114,12 @@ def floor_seconds(stats, shape: dict, peak_gflops: float, bandwidth_gbs: float) 
         flops = 2 * shape["weights"] * rows + shape["pair_flops"] * context
         moved = shape["weight_bytes"] + shape["token_kv_bytes"] * context
         total += max(flops / peak, moved / bandwidth)
+    guesses = stats.guess_shapes
+    for k in range(0, len(guesses), 2):
+        fed, before = guesses[k], guesses[k + 1]
+        flops = 2 * shape["weights"] * fed + shape["pair_flops"] * (fed * before + fed * (fed + 1) // 2)
+        moved = shape["weight_bytes"] + shape["token_kv_bytes"] * (before + fed)
+        total += max(flops / peak, moved / bandwidth)
     passes = stats.pass_shapes
     for k in range(0, len(passes), 3):
         tokens, pairs, rows = passes[k], passes[k + 1], passes[k + 2]
@@ -180,10 +186,10 @@ def part_figures(recorder: Recorder, seconds: float, limits: dict) -> dict:
         "saved_tokens": total.prompt_tokens - total.encoded_tokens, "shared_tokens": total.shared_tokens,
         "prefill_passes": total.prefill_passes,
         "prefill_padding_share": round(1 - total.encoded_tokens / total.prefill_slots, 3) if total.prefill_slots else 0.0,
-        "decoded_tokens": total.decoded_tokens, "steps": total.steps,
+        "decoded_tokens": total.decoded_tokens, "steps": total.steps, "guess_steps": total.guess_steps,
         "mean_rows": round(total.step_rows / total.steps, 2) if total.steps else 0.0,
         "padding_share": round(padding / total.step_columns, 3) if total.step_columns else 0.0,
-        "mean_context": round(total.step_context / total.step_rows, 1) if total.step_rows else 0.0,
+        "attended_per_row": round(total.step_context / total.step_rows, 1) if total.step_rows else 0.0,
     }
 
 
@@ -242,7 +248,8 @@ def line(part: str, f: dict) -> str:
             f"{f['ratio']:.0%} of the machine's limit; {f['prompt_tokens']} prompt tokens ({f['saved_tokens']} spared "
             f"by kept caches and shared beginnings, {f['encoded_tokens']} encoded in {f['prefill_passes']} passes, "
             f"{f['prefill_padding_share']:.0%} padding), {f['decoded_tokens']} tokens decoded in {f['steps']} steps "
-            f"of {f['mean_rows']} rows, attention {f['padding_share']:.0%} padding (mean context {f['mean_context']})")
+            f"of {f['mean_rows']} rows ({f['guess_steps']} of them a lone row checking a guess), attention "
+            f"{f['padding_share']:.0%} padding")
 
 
 def main() -> None:

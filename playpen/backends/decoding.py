@@ -10,7 +10,11 @@ going instead:
 - a finished row's cache is kept (`KVStore`, least recently used out first, within a byte budget); a request
   whose prompt extends a kept sequence encodes only the new tokens;
 - identical new prompts in one admission (the first turns of a GRPO group) are encoded once, and so is the
-  beginning that new prompts share (a game's rules, before each instance's own part).
+  beginning that new prompts share (a game's rules, before each instance's own part);
+- a greedy row decoding alone (the last long episode of a run, whose turns cannot overlap) guesses its next
+  tokens from its own text (prompt lookup: models often repeat what their chat holds) and checks the guess in
+  one forward; it keeps the tokens the model itself chooses, so the answer is the one step-by-step decoding
+  gives, in fewer steps (a step of one row costs about the reading of every weight, whatever it checks).
 
 Two kinds of cache layer are carried (`cache_kinds`). A full-attention layer (Llama, Qwen2/3, Mistral, SmolLM,
 and every fourth layer of Qwen3.5) holds each token's keys and values: every row's tokens are right-aligned,
@@ -126,6 +130,27 @@ def layer_tensors(layer) -> Layer:
 
 # New prompts of one admission that share at least this many leading tokens encode them once
 MIN_SHARED_TOKENS = 16
+# A lone greedy row guesses this many next tokens from its own text (prompt lookup, `draft`) and checks them in
+# one forward: a step of one row reads every weight for one token, so checking ten more costs little more
+DRAFT_TOKENS = 10
+# the guess continues the last occurrence of the row's last DRAFT_NGRAM tokens earlier in its text
+DRAFT_NGRAM = 3
+
+
+def draft(tokens: list[int], size: int = DRAFT_TOKENS, ngram: int = DRAFT_NGRAM) -> list[int]:
+    """Prompt lookup: the tokens that followed the last earlier occurrence of `tokens`' final `ngram` tokens (at
+    most `size`), or [] when they occur nowhere before. A guess only: the model's own greedy choice decides."""
+    if len(tokens) <= ngram:
+        return []
+    text = array("i", tokens).tobytes()
+    tail = text[-4 * ngram:]
+    end = len(text) - 4  # an occurrence must end before the final token, so that something follows it
+    while (at := text.rfind(tail, 0, end)) >= 0:
+        if at % 4 == 0:  # aligned on a token, not across two
+            start = at // 4 + ngram
+            return tokens[start:start + size]
+        end = at + 4 * ngram - 1
+    return []
 
 
 def _key(ids: list[int]) -> bytes:
@@ -209,14 +234,17 @@ class DecodeStats:
     prefill_passes: int = 0
     prefill_slots: int = 0  # rows x columns fed by prefill passes: encoded tokens plus padding
     decoded_tokens: int = 0  # answer tokens sampled
-    steps: int = 0  # decoding steps (one token a row)
+    steps: int = 0  # decoding steps (one token a row, or a lone row's token and guess)
+    guess_steps: int = 0  # of those, steps checking a guess (`draft`)
     step_rows: int = 0  # rows fed, summed over steps
     step_columns: int = 0  # key columns attended, rows x window, summed over steps
     step_context: int = 0  # of those, the rows' own tokens (the rest is padding)
     model_seconds: float = 0.0  # in the model's forward and the sampling after it
-    # per decoding step (rows, context) and per prefill pass (tokens fed, their attended context, rows), kept
-    # for the floor, which depends on each forward's shape (whichever of compute or memory binds)
+    # per decoding step (rows, context), per guess-checking step (tokens fed, the row's tokens before them) and per
+    # prefill pass (tokens fed, (query, key) pairs attended, rows), kept for the floor, which depends on each
+    # forward's shape (whichever of compute or memory binds)
     step_shapes: array = field(default_factory=lambda: array("q"))
+    guess_shapes: array = field(default_factory=lambda: array("q"))
     pass_shapes: array = field(default_factory=lambda: array("q"))
 
     def add_pass(self, tokens: int, context: int, slots: int, rows: int) -> None:
@@ -224,6 +252,16 @@ class DecodeStats:
         self.encoded_tokens += tokens
         self.prefill_slots += slots
         self.pass_shapes.extend((tokens, context, rows))
+
+    def add_guess(self, fed: int, columns: int, before: int) -> None:
+        """A step of one row feeding `fed` tokens (its next one and a guess) after `before` tokens of its own,
+        attending `columns` (query, key) pairs; its tokens decoded are added apart."""
+        self.steps += 1
+        self.guess_steps += 1
+        self.step_rows += 1
+        self.step_columns += columns
+        self.step_context += columns  # one row: no padding
+        self.guess_shapes.extend((fed, before))
 
     def add_step(self, rows: int, columns: int, context: int) -> None:
         self.steps += 1
@@ -243,7 +281,9 @@ Answer = Callable[[Hashable, list[int], list[float]], None]
 class Decoder:
     """The decoding loop (module docstring) for one model; not thread-safe: one `run` at a time."""
 
-    def __init__(self, model, pad_id: int, stop_ids: set[int], kv_budget_bytes: int = 2**30):
+    def __init__(self, model, pad_id: int, stop_ids: set[int], kv_budget_bytes: int = 2**30,
+                 guess_tokens: int = DRAFT_TOKENS):
+        """`guess_tokens`: how many tokens a lone greedy row guesses ahead (0: none; module docstring)."""
         kinds = cache_kinds(model)
         if kinds is None:
             raise ValueError(f"the decoding loop cannot carry the cache of {type(model).__name__}; use generate")
@@ -253,6 +293,7 @@ class Decoder:
         self.pad_id = pad_id
         self.stop_ids = set(stop_ids)
         self.store = KVStore(kv_budget_bytes)
+        self.guess_tokens = guess_tokens
         self.stats = DecodeStats()
 
     @property
@@ -280,6 +321,12 @@ class Decoder:
                 if not new:  # nothing running and nothing waiting
                     return
                 continue
+            guess = (draft(batch.rows[0].prompt + batch.rows[0].completion, self.guess_tokens)
+                     if self.guess_tokens and batch.active == 1 and temperature == 0 and mask_4d
+                     and LINEAR not in self.kinds else [])
+            if guess:
+                self._check_guess(batch, guess, max_new_tokens, answer)
+                continue
             ids, mask, positions, layers = batch.step(mask_4d)
             started = time.perf_counter()
             logits, _ = self._forward(ids, mask, positions, layers)
@@ -297,6 +344,33 @@ class Decoder:
                     self._answer(row, batch.kept(slot), answer)
                     finished.append(slot)
             batch.free(finished)
+
+    def _check_guess(self, batch: RunningBatch, guess: list[int], max_new_tokens: int, answer: Answer) -> None:
+        """One step of the batch's only row feeding its next token and a guess of the ones after it: the model's
+        greedy choice at each position is kept up to the first where the guess differs (that choice is the
+        last kept), and the row goes on from there (or is answered when it stops)."""
+        row = batch.rows[0]
+        ids, mask, positions, layers = batch.step(True, guess)
+        started = time.perf_counter()
+        logits, _ = self._forward(ids, mask, positions, layers)
+        chosen, logps = self._sample(logits[0], 0.0)
+        chosen, logps = chosen.tolist(), logps.tolist()
+        self.stats.model_seconds += time.perf_counter() - started
+        fed = len(guess) + 1
+        # its attention: each fed token sees the row's tokens before the step and the fed ones up to itself
+        self.stats.add_guess(fed, fed * (batch.end - batch.start) + fed * (fed + 1) // 2, batch.positions[0])
+        kept = 0
+        for token, logp in zip(chosen, logps):
+            row.completion.append(token)
+            row.logprobs.append(logp)
+            kept += 1
+            if self._finished(row, max_new_tokens) or kept > len(guess) or token != guess[kept - 1]:
+                break
+        self.stats.decoded_tokens += kept
+        batch.advance([row.completion[-1]], fed=kept)
+        if self._finished(row, max_new_tokens):
+            self._answer(row, batch.kept(0), answer)
+            batch.free([0])
 
     def _finished(self, row: Row, max_new_tokens: int) -> bool:
         return len(row.completion) >= max_new_tokens or (bool(row.completion) and row.completion[-1] in self.stop_ids)
@@ -491,13 +565,23 @@ class RunningBatch:
         keys = self.buffers[self.attention][0]
         return keys.shape[0], keys.shape[2]
 
-    def step(self, mask_4d: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list]:
+    def step(self, mask_4d: bool, guess: list[int] = ()) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list]:
         """The next step's input ids, attention mask (4D boolean, as sdpa takes it, or 2D), position ids and
-        cache layers."""
+        cache layers; with a `guess` (one row, 4D mask), the row feeds its next token and the guess, each
+        position seeing those before it."""
         rows, columns = self.capacity
-        if self.end == columns:  # no column left on the right for this step's token
+        if self.end + len(guess) >= columns:  # no room on the right for this step's tokens
             self._reallocate(rows, self.end - self.start)
         n = len(self.rows)
+        if guess:
+            fed = 1 + len(guess)
+            keys = torch.arange(self.start, self.end + fed, device=self.device)
+            queries = torch.arange(self.end, self.end + fed, device=self.device)
+            mask = (keys[None, :] >= self.first[0]) & (keys[None, :] <= queries[:, None])
+            ids = torch.tensor([[self.last[0], *guess]], device=self.device)
+            positions = torch.arange(self.positions[0], self.positions[0] + fed, device=self.device)[None, :]
+            return ids, mask[None, None], positions, [
+                WindowLayer(a, b, n, self.start, self.end) for a, b in self.buffers]
         columns = torch.arange(self.start, self.end + 1, device=self.device)
         mask = columns[None, :] >= torch.tensor(self.first, device=self.device)[:, None]
         mask = mask[:, None, None, :] if mask_4d else mask.long()
@@ -507,10 +591,11 @@ class RunningBatch:
                   for kind, (a, b) in zip(self.kinds, self.buffers)]
         return ids, mask, positions, layers
 
-    def advance(self, tokens: list[int]) -> None:
-        """After a step: every row fed its token (column `end` is written) and now feeds the sampled one."""
-        self.end += 1
-        self.positions = [p + 1 for p in self.positions]
+    def advance(self, tokens: list[int], fed: int = 1) -> None:
+        """After a step: every row fed `fed` tokens (a lone row checking a guess may keep several; the columns
+        written after those are overwritten later) and now feeds the sampled one."""
+        self.end += fed
+        self.positions = [p + fed for p in self.positions]
         self.last = list(tokens)
 
     def place(self, placed: list[tuple[Row, list[Layer]]]) -> None:

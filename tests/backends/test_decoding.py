@@ -8,7 +8,15 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from playpen.backends.decoding import ATTENTION, LINEAR, Decoder, KVStore, cache_kinds, supports_decoder
+from playpen.backends.decoding import (
+    ATTENTION,
+    LINEAR,
+    Decoder,
+    KVStore,
+    cache_kinds,
+    draft,
+    supports_decoder,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -358,3 +366,28 @@ def test_only_known_linear_attention_layers_use_the_decoding_loop():
                                   num_key_value_heads=1, intermediate_size=32, num_experts=2, head_dim=8)
     assert cache_kinds(SimpleNamespace(config=next_config)) == [LINEAR, LINEAR, LINEAR, ATTENTION]
     assert not supports_decoder(SimpleNamespace(config=MambaConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2)))
+
+
+def test_prompt_lookup_finds_what_followed_the_last_earlier_occurrence_of_the_final_tokens():
+    assert draft([1, 2, 3, 4, 5, 9, 1, 2, 3], size=2, ngram=3) == [4, 5]
+    assert draft([1, 2, 3, 7, 1, 2, 3, 8, 1, 2, 3], size=5, ngram=3) == [8, 1, 2, 3]  # the last occurrence
+    assert draft([1, 2, 3, 4], size=5, ngram=3) == []
+    assert draft([5, 6, 5, 5], size=3, ngram=1) == [5]  # the last occurrence ends before the final token
+    # the bytes of 0x500 then 0 hold those of 5 across the two tokens: no occurrence of the token 5
+    assert draft([0x500, 0, 7, 5], size=2, ngram=1) == []
+    assert draft([5, 1, 0x500, 0, 7, 5], size=2, ngram=1) == [1, 0x500]
+
+
+def test_a_lone_greedy_row_checking_guesses_gets_the_tokens_and_log_probs_of_step_by_step_decoding(model):
+    rng = random.Random(5)
+    motif = [rng.randrange(3, 1000) for _ in range(12)]
+    prompts = [motif * 4 + [rng.randrange(3, 1000) for _ in range(k)] + motif[:5] for k in range(6)]
+    plain = Decoder(model, pad_id=0, stop_ids=set(), guess_tokens=0)
+    guessing = Decoder(model, pad_id=0, stop_ids=set())
+    for i, prompt in enumerate(prompts):
+        expected = decode(plain, [(i, prompt, None)], batch_size=1, n=40)[i]
+        got = decode(guessing, [(i, prompt, None)], batch_size=1, n=40)[i]
+        assert got[0] == expected[0]
+        assert got[1] == pytest.approx(expected[1], abs=1e-4)
+    assert guessing.stats.guess_steps > 0 and guessing.stats.steps < plain.stats.steps
+    assert guessing.stats.decoded_tokens == plain.stats.decoded_tokens == 40 * len(prompts)
