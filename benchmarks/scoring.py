@@ -180,7 +180,8 @@ def part_figures(recorder: Recorder, seconds: float, limits: dict) -> dict:
     return {
         "seconds": round(seconds, 1), "floor_seconds": round(floor, 1),
         "ratio": round(floor / seconds, 3) if seconds else None,
-        "model_seconds": round(total.model_seconds, 1), "load_seconds": round(recorder.load_seconds, 1),
+        "model_seconds": round(total.model_seconds, 1), "prefill_seconds": round(total.prefill_seconds, 1),
+        "load_seconds": round(recorder.load_seconds, 1),
         "rest_seconds": round(seconds - total.model_seconds - recorder.load_seconds, 1),
         "requests": total.requests, "prompt_tokens": total.prompt_tokens, "encoded_tokens": total.encoded_tokens,
         "saved_tokens": total.prompt_tokens - total.encoded_tokens, "shared_tokens": total.shared_tokens,
@@ -243,7 +244,8 @@ def compare(folder: Path, other: Path) -> dict:
 
 
 def line(part: str, f: dict) -> str:
-    return (f"{part}: {f['seconds']} s for {f['episodes']} episodes (model {f['model_seconds']} s, loading "
+    return (f"{part}: {f['seconds']} s for {f['episodes']} episodes (model {f['model_seconds']} s, of which "
+            f"prefills {f['prefill_seconds']} s, loading "
             f"{f['load_seconds']} s, the rest {f['rest_seconds']} s); floor {f['floor_seconds']} s = "
             f"{f['ratio']:.0%} of the machine's limit; {f['prompt_tokens']} prompt tokens ({f['saved_tokens']} spared "
             f"by kept caches and shared beginnings, {f['encoded_tokens']} encoded in {f['prefill_passes']} passes, "

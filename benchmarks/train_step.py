@@ -11,19 +11,24 @@ demo's settings (playpen/demo.py PLANS, through `run_trainer` as `playpen run` d
 
 - sft_lora: playpen/examples/sft_trainer_lora.py (LoRA r 16 on every linear layer, 4 samples a step);
 - sft_full: playpen/examples/sft_trainer_simple.py with the same settings (every weight trained);
-- grpo: playpen/examples/grpo_trainer.py, LoRA, 2 instances x 8 episodes against the expert, 64 tokens an answer.
+- grpo: playpen/examples/grpo_trainer.py, LoRA, 2 instances x 8 episodes against the expert, 64 tokens an answer;
+- sft_climb: benchmarks/climb.py's LoRA SFT for the ranking (every in-domain game at its 2026 version, whole
+  episodes, batches of one game each: long adventuregame and textmapworld histories, short taboo turns), on
+  `--fresh` / 8 fresh instances a game.
 
 Each measured step is split into forward (`compute_loss`), backward, optimizer (gradient clipping, the
 optimizer's and the scheduler's step) and the rest (collation, padding, logging; GRPO's rollout, "play", is
-reported on its own and left out of its optimisation step). FLOPs are counted as the plain step's work
-(docs/benchmarks.md): per non-padding token, 2 x the model's matmul parameters for the forward (the LM head
-included, on every token), as much again for the input gradients, and 2 x the trained parameters for the
-weight gradients; attention's own products are not counted. Work a step saves (the LM head on tokens without
-a label, a group's shared prompt forwarded once) counts as done, so a share says how fast the step is against
-what the plain computation would need at the peak.
+reported on its own and left out of its optimisation step). Two shares of the peak are reported:
+- share: the plain step's work (docs/benchmarks.md): per non-padding token, 2 x the model's matmul parameters
+  for the forward (the LM head included, on every token), as much again for the input gradients, and 2 x the
+  trained parameters for the weight gradients; work a step saves (the LM head on tokens without a label, a
+  group's shared prompt forwarded once) counts as done: how fast the step is against the plain computation;
+- executed_share: the work the step actually executes (`WorkMeter`): the positions its gradient-carrying
+  forwards compute (a shared prompt once) through the body, and the positions scored through the head.
+Attention's own products are counted in neither.
 
-The last output line is JSON: {"peak_gflops", "sft_lora_share", "sft_full_share", "grpo_share",
-"sft_lora_tokens_per_s", "sft_full_tokens_per_s", "grpo_tokens_per_s", "parts": {...}}.
+The last output line is JSON: {"peak_gflops", "sft_lora_share", "sft_lora_executed_share", ... for each part,
+"sft_lora_tokens_per_s", ..., "parts": {...}}.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import time
 from pathlib import Path
 
 MODEL = "smollm2-135m"
-PARTS = ("sft_lora", "sft_full", "grpo")
+PARTS = ("sft_lora", "sft_full", "grpo", "sft_climb")
 
 
 def matmul_peak(repeats: int = 5, seconds: float = 0.5) -> dict:
@@ -81,6 +86,7 @@ class StepMeter:
 
         trainer.compute_loss = timed_compute_loss
         trainer.accelerator.backward = timed_backward
+        self.work = WorkMeter(trainer.model)
         generate = getattr(trainer, "_generate_and_score_completions", None)
         if generate is not None and hasattr(trainer, "rollout_func"):
             def timed_generate(inputs):
@@ -94,6 +100,7 @@ class StepMeter:
             def on_train_begin(self, args, state, control, **kwargs):
                 meter.peaks.append(matmul_peak(repeats=3, seconds=0.3)["peak_gflops"])
                 meter.mark, meter.current = time.perf_counter(), {}
+                meter.work.take()
 
             def on_train_end(self, args, state, control, **kwargs):
                 meter.peaks.append(matmul_peak(repeats=3, seconds=0.3)["peak_gflops"])
@@ -103,7 +110,9 @@ class StepMeter:
 
             def on_step_end(self, args, state, control, **kwargs):
                 now = time.perf_counter()
-                meter.steps.append({**meter.current, "seconds": now - meter.mark})
+                body, head = meter.work.take()
+                meter.steps.append({**meter.current, "seconds": now - meter.mark, "body_positions": body,
+                                    "head_positions": head})
                 meter.mark, meter.current = now, {}
 
         trainer.add_callback(Clock())
@@ -120,6 +129,62 @@ def tokens_of(inputs: dict) -> int:
     if "attention_mask" in inputs:
         return int(inputs["attention_mask"].sum())
     return int(inputs["position_ids"].numel())
+
+
+class WorkMeter:
+    """Counts the positions a step's forwards that carry gradients actually compute (forwards without gradients,
+    the rollout's among them, are not the optimisation step's): through the transformer body, each non-padding
+    position of each call's new tokens (a shared prompt forwarded once counts once), and through the LM head,
+    each position that needs a score (a label, or one of `logits_to_keep`). A head that projects more than
+    that (padding, unlabeled prompt positions) does work that is not counted."""
+
+    def __init__(self, model):
+        import torch
+
+        self.body_positions = self.head_positions = 0
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model
+        self.handles = [model.register_forward_pre_hook(self._head, with_kwargs=True),
+                        base.get_decoder().register_forward_pre_hook(self._body, with_kwargs=True)]
+        self.grad_enabled = torch.is_grad_enabled
+
+    @staticmethod
+    def _positions(args, kwargs) -> tuple[int, int, int]:
+        """(rows, new tokens a row, non-padding new tokens) of a forward call."""
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        shape = ids.shape if ids is not None else kwargs["inputs_embeds"].shape[:2]
+        rows, width = int(shape[0]), int(shape[1])
+        mask = kwargs.get("attention_mask")
+        real = int(mask[:, -width:].sum()) if mask is not None and mask.dim() == 2 else rows * width
+        return rows, width, real
+
+    def _body(self, module, args, kwargs) -> None:
+        if self.grad_enabled():
+            self.body_positions += self._positions(args, kwargs)[2]
+
+    def _head(self, module, args, kwargs) -> None:
+        if not self.grad_enabled():
+            return
+        labels, keep = kwargs.get("labels"), kwargs.get("logits_to_keep")
+        rows, _, real = self._positions(args, kwargs)
+        if labels is not None:
+            self.head_positions += int((labels != -100).sum())
+        elif isinstance(keep, int) and keep > 0:
+            self.head_positions += rows * keep
+        else:
+            self.head_positions += real
+
+    def take(self) -> tuple[int, int]:
+        """(body positions, head positions) since the last take."""
+        counted = self.body_positions, self.head_positions
+        self.body_positions = self.head_positions = 0
+        return counted
+
+
+def head_parameters(model) -> tuple[int, int]:
+    """(parameters of the LM head, of those trained)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    head = base.get_output_embeddings().weight
+    return head.numel(), head.numel() if head.requires_grad else 0
 
 
 def matmul_parameters(model) -> tuple[int, int]:
@@ -148,6 +213,7 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
     def measured_train(self, trainer):
         meter.attach(trainer)
         counted["params"], counted["trained"] = matmul_parameters(trainer.model)
+        counted["head"], counted["head_trained"] = head_parameters(trainer.model)
         return original(self, trainer)
 
     def demo_settings(values: list[str], drop: tuple[str, ...] = ()) -> list[str]:
@@ -161,6 +227,14 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
                         max_tokens=plan.grpo_max_tokens, settings=demo_settings(plan.grpo))
         elif part == "sft_lora":
             run_trainer(example_path(plan.sft_example), model, settings=demo_settings(plan.sft))
+        elif part == "sft_climb":  # benchmarks/climb.py's SFT on every in-domain game, fewer fresh instances
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from climb import PROFILES
+
+            profile = PROFILES["smollm2-135m"]
+            settings = [v for v in profile.settings if v.split("=")[0] not in ("max_steps", "fresh_instances")]
+            run_trainer(example_path(profile.example.removesuffix(".py")), model,
+                        settings=[*settings, f"max_steps={warmup + steps}", f"fresh_instances={fresh // 8 or 1}"])
         else:  # the full fine-tune takes the simple example's own learning rate
             run_trainer(example_path("sft_trainer_simple"), model,
                         settings=demo_settings(plan.sft, drop=("learning_rate",)))
@@ -168,13 +242,22 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
         PlaypenTrainer.train = original
     measured = meter.steps[warmup:] or meter.steps
     mean = {key: sum(s.get(key, 0.0) for s in measured) / len(measured)
-            for key in ("seconds", "forward", "backward", "optimizer", "play", "tokens")}
+            for key in ("seconds", "forward", "backward", "optimizer", "play", "tokens", "body_positions",
+                        "head_positions")}
     optimisation = mean["seconds"] - mean["play"]
     params, trained = counted["params"], counted["trained"]
     flops = mean["tokens"] * (4 * params + 2 * trained)
+    # executed: the positions forwarded (WorkMeter), each through the body's weights (forward and input
+    # gradients, 4 x; the trained ones' weight gradients, 2 x) and, where scored, through the head's
+    head, head_trained = counted["head"], counted["head_trained"]
+    executed = (mean["body_positions"] * (4 * (params - head) + 2 * (trained - head_trained))
+                + mean["head_positions"] * (4 * head + 2 * head_trained))
     peak = sum(meter.peaks) / len(meter.peaks)
     return {"steps": len(measured), "peak_gflops": round(peak, 1),
-            "share": round(flops / optimisation / 1e9 / peak, 3), "tokens": round(mean["tokens"], 1), "step_seconds": round(optimisation, 3),
+            "share": round(flops / optimisation / 1e9 / peak, 3),
+            "executed_share": round(executed / optimisation / 1e9 / peak, 3),
+            "body_positions": round(mean["body_positions"], 1), "head_positions": round(mean["head_positions"], 1),
+            "tokens": round(mean["tokens"], 1), "step_seconds": round(optimisation, 3),
             "forward": round(mean["forward"], 3), "backward": round(mean["backward"], 3),
             "optimizer": round(mean["optimizer"], 3),
             "rest": round(optimisation - mean["forward"] - mean["backward"] - mean["optimizer"], 3),
@@ -245,9 +328,12 @@ def main() -> None:
             print(f"{part}: {row['step_seconds']} s a step (forward {row['forward']}, backward {row['backward']}, "
                   f"optimizer {row['optimizer']}, rest {row['rest']}{play}), {row['tokens']} tokens, "
                   f"{row['tokens_per_s']} tokens/s, {row['gflops']} GFLOP/s = {row['share']:.0%} of the peak "
-                  f"({row['peak_gflops']} GFLOP/s around its steps)",
+                  f"({row['peak_gflops']} GFLOP/s around its steps) counting the plain step's work, "
+                  f"{row['executed_share']:.0%} counting the work executed ({row['body_positions']} positions "
+                  f"forwarded, {row['head_positions']} scored)",
                   flush=True)
             summary[f"{part}_share"] = row["share"]
+            summary[f"{part}_executed_share"] = row["executed_share"]
             summary[f"{part}_tokens_per_s"] = row["tokens_per_s"]
     print(json.dumps({**summary, "peak": peak, "parts": report}))
 

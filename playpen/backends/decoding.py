@@ -135,6 +135,11 @@ MIN_SHARED_TOKENS = 16
 DRAFT_TOKENS = 10
 # the guess continues the last occurrence of the row's last DRAFT_NGRAM tokens earlier in its text
 DRAFT_NGRAM = 3
+# What one more prefill pass costs beside its tokens, counted in tokens: prompts of unlike lengths are encoded in
+# passes of like lengths where the padding saved is worth more. On a CPU a pass's fixed cost (reading every weight,
+# Python) is that of a few dozen tokens; on a GPU, where tokens are cheap and launches are not, of thousands.
+PASS_COST_TOKENS = {"cpu": 64}
+PASS_COST_TOKENS_ELSEWHERE = 2048
 
 
 def draft(tokens: list[int], size: int = DRAFT_TOKENS, ngram: int = DRAFT_NGRAM) -> list[int]:
@@ -159,6 +164,29 @@ def _key(ids: list[int]) -> bytes:
 
 def _nbytes(layers: list[Layer]) -> int:
     return sum(a.numel() * a.element_size() + b.numel() * b.element_size() for a, b in layers)
+
+
+def length_groups(lengths: list[int], forward_cost: int = 16) -> list[list[int]]:
+    """The rows (indices into `lengths`) in groups, each forwarded as wide as its longest row: of the splits of the
+    rows sorted by length, the one with the fewest padded tokens plus `forward_cost` (what one more forward
+    costs, in tokens) per forward; one group when the lengths are alike. Used by prefills here and by the
+    shared-prefix training forward (trainers/prefix.py)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    ordered = [lengths[i] for i in order]
+    n = len(ordered)
+    best = [0.0] + [float("inf")] * n  # best[j]: the cheapest split of the j shortest rows
+    cut_at = [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j):  # the last group is rows i..j-1, as wide as row j-1
+            cost = best[i] + (j - i) * ordered[j - 1] + forward_cost
+            if cost < best[j]:
+                best[j], cut_at[j] = cost, i
+    groups, j = [], n
+    while j > 0:
+        groups.append(order[cut_at[j]:j])
+        j = cut_at[j]
+    return groups[::-1]
+
 
 
 class KVStore:
@@ -240,6 +268,7 @@ class DecodeStats:
     step_columns: int = 0  # key columns attended, rows x window, summed over steps
     step_context: int = 0  # of those, the rows' own tokens (the rest is padding)
     model_seconds: float = 0.0  # in the model's forward and the sampling after it
+    prefill_seconds: float = 0.0  # of those, in prefill passes
     # per decoding step (rows, context), per guess-checking step (tokens fed, the row's tokens before them) and per
     # prefill pass (tokens fed, (query, key) pairs attended, rows), kept for the floor, which depends on each
     # forward's shape (whichever of compute or memory binds)
@@ -252,6 +281,10 @@ class DecodeStats:
         self.encoded_tokens += tokens
         self.prefill_slots += slots
         self.pass_shapes.extend((tokens, context, rows))
+
+    def add_prefill_seconds(self, seconds: float) -> None:
+        self.model_seconds += seconds
+        self.prefill_seconds += seconds
 
     def add_guess(self, fed: int, columns: int, before: int) -> None:
         """A step of one row feeding `fed` tokens (its next one and a guess) after `before` tokens of its own,
@@ -404,7 +437,7 @@ class Decoder:
             members = [k for k, f in enumerate(firsts) if f in where]
             tokens, logps = self._sample(logits[[where[firsts[k]] for k in members], -1], temperature)
             tokens, logps = tokens.tolist(), logps.tolist()
-            self.stats.model_seconds += time.perf_counter() - started
+            self.stats.add_prefill_seconds(time.perf_counter() - started)
             self.stats.decoded_tokens += len(members)
             for k, token, logp in zip(members, tokens, logps):
                 key, prompt, _ = requests[k]
@@ -436,7 +469,7 @@ class Decoder:
                 continue
             started = time.perf_counter()
             _, layers = self._encode([requests[members[0]][1][:shared]], [None])
-            self.stats.model_seconds += time.perf_counter() - started
+            self.stats.add_prefill_seconds(time.perf_counter() - started)
             beginning = [(a[0], b[0]) for a, b in layers]
             self.stats.shared_tokens += shared * (len(members) - 1)
             for i in members:
@@ -446,23 +479,31 @@ class Decoder:
 
     def _passes(self, requests: list[Request], kept: dict[int, list[Layer] | None], beginnings: list[list[int]]
                 ) -> list[list[int]]:
-        """The requests (their indices) encoded together: continuations of kept caches in one pass, each group
-        continuing one shared beginning in its own (a row whose new part is shorter than its pass's longest
-        recomputes kept tokens, which a beginning's own pass keeps few), and fresh prompts in another; with
-        linear-attention layers, continuations in one pass per length of their new part (a state continues from
-        the last kept token, so no padding may come between)."""
+        """The requests (their indices) encoded together: continuations of kept caches, each group continuing
+        one shared beginning in its own pass (a row whose new part is shorter than its pass's longest recomputes
+        kept tokens, which a beginning's own pass keeps few), and fresh prompts; continuations and fresh prompts
+        in passes of like lengths (`length_groups`: split where the padding saved outweighs a pass's cost,
+        PASS_COST_TOKENS); with linear-attention layers, continuations in one pass per length of their new part
+        (a state continues from the last kept token, so no padding may come between)."""
         alike = {i for members in beginnings for i in members}
         continuing = [i for i in kept if kept[i] is not None and i not in alike]
         fresh = [i for i in kept if kept[i] is None]
+        cost = PASS_COST_TOKENS.get(self.device.type, PASS_COST_TOKENS_ELSEWHERE)
+
+        def like_lengths(todo: list[int], lengths: list[int]) -> list[list[int]]:
+            return [[todo[k] for k in group] for group in length_groups(lengths, cost)]
+
         if LINEAR in self.kinds:
             by_length: dict[int, list[int]] = {}
             for i in continuing:
                 _, prompt, previous = requests[i]
                 by_length.setdefault(len(prompt) - len(previous) + 1, []).append(i)
             passes = list(by_length.values())
-        else:
-            passes = [continuing]
-        return [todo for todo in (*passes, *beginnings, fresh) if todo]
+        else:  # a row's new part: its prompt past its kept tokens
+            passes = like_lengths(continuing, [len(requests[i][1]) - kept[i][self.attention][0].shape[1]
+                                               for i in continuing])
+        return [todo for todo in (*passes, *beginnings, *like_lengths(fresh, [len(requests[i][1]) for i in fresh]))
+                if todo]
 
     def _encode(self, prompts: list[list[int]], kept: list[list[Layer] | None]) -> tuple[torch.Tensor, list[Layer]]:
         """One forward pass over prompts, each continuing its kept cache (or None) where it can, with every row's

@@ -17,7 +17,7 @@ import torch
 from clemcore.backends import ModelSpec
 
 from playpen.backends.base import BatchModel, Generation, model_config, register_secret
-from playpen.backends.decoding import Decoder, supports_decoder
+from playpen.backends.decoding import DRAFT_TOKENS, Decoder, supports_decoder
 from playpen.errors import PlaypenError
 
 logger = logging.getLogger(__name__)
@@ -172,7 +172,10 @@ class HFModel(BatchModel):
         self.decoder = None
         if config.get("decoding", "playpen") != "generate" and supports_decoder(self.model):
             budget = int(config.get("kv_reuse_bytes", default_kv_budget(self.device)))
-            self.decoder = Decoder(self.model, self.tokenizer.pad_token_id, self.stop_ids, budget)
+            # a lone greedy row guesses this many tokens ahead and checks them in one forward ("guess_tokens": 0
+            # turns it off; the answers are the same either way)
+            self.decoder = Decoder(self.model, self.tokenizer.pad_token_id, self.stop_ids, budget,
+                                   guess_tokens=int(config.get("guess_tokens", DRAFT_TOKENS)))
         self._kv_weights = -1
         # torch's CPU threads while generating: torch's own choice unless the model_config sets one (importing
         # playpen shortens OpenMP's spin, without which more threads than free cores are far slower: __init__.py)

@@ -41,6 +41,8 @@ import torch
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 from transformers.modeling_layers import GradientCheckpointingLayer
 
+from playpen.backends.decoding import length_groups  # noqa: F401  (also what tests and benchmarks call)
+
 
 class PrefixLayer(DynamicLayer):
     """One attention layer's keys and values of the shared prompts. While recording (the prompts' forward) it
@@ -201,30 +203,6 @@ def shared_prefix_forward(model: torch.nn.Module, input_ids: torch.Tensor, atten
 FORWARD_COST_TOKENS = 16
 
 
-def length_groups(lengths: list[int], forward_cost: int | None = None) -> list[list[int]]:
-    """The rows (indices into `lengths`) in groups, each forwarded as wide as its longest row: of the splits of the
-    rows sorted by length, the one with the fewest padded tokens plus `forward_cost` per forward (one group when
-    the lengths are alike). A row's tokens past its own length are padding its scores never see (the model is
-    causal), so a group of short rows need not pay for the longest completion of the batch. `forward_cost`:
-    FORWARD_COST_TOKENS by default."""
-    forward_cost = FORWARD_COST_TOKENS if forward_cost is None else forward_cost
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    ordered = [lengths[i] for i in order]
-    n = len(ordered)
-    best = [0.0] + [float("inf")] * n  # best[j]: the cheapest split of the j shortest rows
-    cut_at = [0] * (n + 1)
-    for j in range(1, n + 1):
-        for i in range(j):  # the last group is rows i..j-1, as wide as row j-1
-            cost = best[i] + (j - i) * ordered[j - 1] + forward_cost
-            if cost < best[j]:
-                best[j], cut_at[j] = cost, i
-    groups, j = [], n
-    while j > 0:
-        groups.append(order[cut_at[j]:j])
-        j = cut_at[j]
-    return groups[::-1]
-
-
 def by_length(input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int,
               forward: Callable[[torch.Tensor, int], tuple[torch.Tensor, torch.Tensor | None]]
               ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -234,7 +212,7 @@ def by_length(input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_k
     completion = attention_mask[:, -logits_to_keep:]
     columns = torch.arange(1, logits_to_keep + 1, device=completion.device)
     lengths = (completion.bool() * columns).amax(dim=1).clamp(min=1).tolist()  # up to each row's last real token
-    groups = length_groups(lengths)
+    groups = length_groups(lengths, FORWARD_COST_TOKENS)
     if len(groups) == 1:
         return forward(torch.arange(len(lengths), device=input_ids.device), logits_to_keep)
     logps, entropies, order = [], [], []
