@@ -221,12 +221,14 @@ def episode_files(folder: Path) -> dict[tuple[str, ...], Path]:
 
 
 def comparable(episode: Path) -> dict:
-    """What an episode is, timestamps aside: every message of every turn, and its scores."""
+    """What an episode is, timestamps aside: every message of every turn, and its turn and episode scores."""
     interactions = json.loads(episode.read_text(encoding="utf-8"))
     turns = [[{k: v for k, v in event.items() if k != "timestamp"} for event in turn]
              for turn in interactions.get("turns", [])]
     scores = episode.with_name("scores.json")
-    return {"turns": turns, "scores": json.loads(scores.read_text(encoding="utf-8")) if scores.is_file() else None}
+    scores = json.loads(scores.read_text(encoding="utf-8")) if scores.is_file() else {}
+    # (the rest of scores.json names the model and its results folder)
+    return {"turns": turns, "scores": {key: scores.get(key) for key in ("turn scores", "episode scores")}}
 
 
 def compare(folder: Path, other: Path) -> dict:

@@ -33,7 +33,9 @@ continue in passes of equal new lengths. Other architectures (sliding windows, o
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import threading
 import time
 from array import array
 from collections import OrderedDict
@@ -41,6 +43,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 import torch
+import transformers.integrations.sdpa_attention
 import transformers.utils.generic
 from transformers.cache_utils import DynamicCache, DynamicLayer, LinearAttentionLayer
 
@@ -56,6 +59,36 @@ _CACHE = "cache" if hasattr(transformers.utils.generic, "_rename_kwargs_for_bc")
 # A layer's cache for one row: (keys, values), each (heads, tokens, dim), for a full-attention layer;
 # (conv state, recurrent state) for a linear-attention layer
 Layer = tuple[torch.Tensor, torch.Tensor]
+
+
+# transformers' sdpa attention repeats a grouped-query layer's keys and values once per query head whenever a mask
+# is given to more than one query position (a prefill, a guess checked); torch's sdpa reads them as they are
+# (`enable_gqa`), bit for bit the same and about twice as fast on a CPU, where the copies cost more than the
+# attention. The loop's own forwards say so through this thread's flag (a trainer sharing the model in another
+# thread is left as it was); one query position keeps transformers' way (grouped queries, no copy).
+_gqa = threading.local()
+_transformers_gqa = transformers.integrations.sdpa_attention.use_gqa_in_sdpa
+
+
+def _use_gqa_in_sdpa(attention_mask, key, value) -> bool:
+    if (getattr(_gqa, "on", False) and attention_mask is not None and attention_mask.dim() == 4
+            and attention_mask.shape[-2] > 1):
+        return True
+    return _transformers_gqa(attention_mask, key, value)
+
+
+transformers.integrations.sdpa_attention.use_gqa_in_sdpa = _use_gqa_in_sdpa
+
+
+@contextlib.contextmanager
+def grouped_query_attention() -> Iterator[None]:
+    """Within it, this thread's sdpa attention over several query positions takes grouped keys and values as
+    they are (see `_use_gqa_in_sdpa`)."""
+    _gqa.on = True
+    try:
+        yield
+    finally:
+        _gqa.on = False
 
 
 def cache_kinds(model) -> list[str] | None:
@@ -499,11 +532,10 @@ class Decoder:
                 _, prompt, previous = requests[i]
                 by_length.setdefault(len(prompt) - len(previous) + 1, []).append(i)
             passes = list(by_length.values())
-        else:  # a row's new part: its prompt past its kept tokens
-            passes = like_lengths(continuing, [len(requests[i][1]) - kept[i][self.attention][0].shape[1]
-                                               for i in continuing])
-        return [todo for todo in (*passes, *beginnings, *like_lengths(fresh, [len(requests[i][1]) for i in fresh]))
-                if todo]
+        else:  # a row's new part: its prompt past its kept tokens (or past the beginning it shares)
+            passes = [group for todo in (continuing, *beginnings) for group in like_lengths(
+                todo, [len(requests[i][1]) - kept[i][self.attention][0].shape[1] for i in todo])]
+        return [todo for todo in (*passes, *like_lengths(fresh, [len(requests[i][1]) for i in fresh])) if todo]
 
     def _encode(self, prompts: list[list[int]], kept: list[list[Layer] | None]) -> tuple[torch.Tensor, list[Layer]]:
         """One forward pass over prompts, each continuing its kept cache (or None) where it can, with every row's
@@ -539,9 +571,13 @@ class Decoder:
                                            torch.stack([k[layer][1] for k in kept])))
                     continue
                 sample = some[layer][0]
-                keys = sample.new_zeros((len(prompts), sample.shape[0], width + new, sample.shape[2]))
-                values = torch.zeros_like(keys)
+                # only the columns no kept token fills are zeroed (masked, but garbage there could be NaN); the
+                # pass writes the last `new`
+                keys = sample.new_empty((len(prompts), sample.shape[0], width + new, sample.shape[2]))
+                values = torch.empty_like(keys)
                 for r, n in enumerate(used):
+                    keys[r, :, :width - n].zero_()
+                    values[r, :, :width - n].zero_()
                     if n:
                         keys[r, :, width - n:width] = kept[r][layer][0][:, :n]
                         values[r, :, width - n:width] = kept[r][layer][1][:, :n]
@@ -554,8 +590,9 @@ class Decoder:
         past = DynamicCache(config=self.model.config)
         if layers is not None:
             past.layers = layers
-        output = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, **{_CACHE: past},
-                            use_cache=True, **({"logits_to_keep": 1} if keep_last else {}))
+        with grouped_query_attention():
+            output = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, **{_CACHE: past},
+                                use_cache=True, **({"logits_to_keep": 1} if keep_last else {}))
         return output.logits.float(), getattr(output, _CACHE).layers
 
     @staticmethod
