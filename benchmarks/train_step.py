@@ -24,8 +24,9 @@ reported on its own and left out of its optimisation step). Two shares of the pe
   trained parameters for the weight gradients; work a step saves (the LM head on tokens without a label, a
   group's shared prompt forwarded once) counts as done: how fast the step is against the plain computation;
 - executed_share: the work the step actually executes (`WorkMeter`): the positions its gradient-carrying
-  forwards compute (a shared prompt once) through the body, and the positions scored through the head.
-Attention's own products are counted in neither.
+  forwards compute (a shared prompt once) through the body, the positions scored through the head, and the
+  causal (query, key) pairs of real tokens through attention (long histories make these weigh: a 3,000-token
+  episode attends 4.5M pairs, 0.3 TFLOP a forward in SmolLM2), forward and backward.
 
 The last output line is JSON: {"peak_gflops", "sft_lora_share", "sft_lora_executed_share", ... for each part,
 "sft_lora_tokens_per_s", ..., "parts": {...}}.
@@ -41,13 +42,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
+
 MODEL = "smollm2-135m"
 PARTS = ("sft_lora", "sft_full", "grpo", "sft_climb")
 
 
 def matmul_peak(repeats: int = 5, seconds: float = 0.5) -> dict:
     """The best float32 GFLOP/s of torch.mm over the shapes of playpen.trainers.speed.matmul_gflops)."""
-    import torch
 
     from playpen.trainers.speed import matmul_gflops
 
@@ -110,9 +112,9 @@ class StepMeter:
 
             def on_step_end(self, args, state, control, **kwargs):
                 now = time.perf_counter()
-                body, head = meter.work.take()
+                body, head, pairs = meter.work.take()
                 meter.steps.append({**meter.current, "seconds": now - meter.mark, "body_positions": body,
-                                    "head_positions": head})
+                                    "head_positions": head, "attended_pairs": pairs})
                 meter.mark, meter.current = now, {}
 
         trainer.add_callback(Clock())
@@ -139,33 +141,37 @@ class WorkMeter:
     that (padding, unlabeled prompt positions) does work that is not counted."""
 
     def __init__(self, model):
-        import torch
-
-        self.body_positions = self.head_positions = 0
+        self.body_positions = self.head_positions = self.attended_pairs = 0
         base = model.get_base_model() if hasattr(model, "get_base_model") else model
         self.handles = [model.register_forward_pre_hook(self._head, with_kwargs=True),
                         base.get_decoder().register_forward_pre_hook(self._body, with_kwargs=True)]
-        self.grad_enabled = torch.is_grad_enabled
 
     @staticmethod
-    def _positions(args, kwargs) -> tuple[int, int, int]:
-        """(rows, new tokens a row, non-padding new tokens) of a forward call."""
+    def _positions(args, kwargs) -> tuple[int, int, int, int]:
+        """(rows, new tokens a row, non-padding new tokens, the (query, key) pairs of real tokens their causal
+        attention covers: each new token and the real tokens before it) of a forward call."""
         ids = kwargs.get("input_ids", args[0] if args else None)
         shape = ids.shape if ids is not None else kwargs["inputs_embeds"].shape[:2]
         rows, width = int(shape[0]), int(shape[1])
         mask = kwargs.get("attention_mask")
-        real = int(mask[:, -width:].sum()) if mask is not None and mask.dim() == 2 else rows * width
-        return rows, width, real
+        if mask is None or mask.dim() != 2:  # no padding to tell apart (and no earlier tokens known)
+            return rows, width, rows * width, rows * width * (width + 1) // 2
+        new = mask[:, -width:].sum(dim=1)
+        before = mask[:, :-width].sum(dim=1) if mask.shape[1] > width else new * 0
+        pairs = int((new * before + new * (new + 1) // 2).sum())
+        return rows, width, int(new.sum()), pairs
 
     def _body(self, module, args, kwargs) -> None:
-        if self.grad_enabled():
-            self.body_positions += self._positions(args, kwargs)[2]
+        if torch.is_grad_enabled():
+            _, _, real, pairs = self._positions(args, kwargs)
+            self.body_positions += real
+            self.attended_pairs += pairs
 
     def _head(self, module, args, kwargs) -> None:
-        if not self.grad_enabled():
+        if not torch.is_grad_enabled():
             return
         labels, keep = kwargs.get("labels"), kwargs.get("logits_to_keep")
-        rows, _, real = self._positions(args, kwargs)
+        rows, _, real, _ = self._positions(args, kwargs)
         if labels is not None:
             self.head_positions += int((labels != -100).sum())
         elif isinstance(keep, int) and keep > 0:
@@ -173,11 +179,20 @@ class WorkMeter:
         else:
             self.head_positions += real
 
-    def take(self) -> tuple[int, int]:
-        """(body positions, head positions) since the last take."""
-        counted = self.body_positions, self.head_positions
-        self.body_positions = self.head_positions = 0
+    def take(self) -> tuple[int, int, int]:
+        """(body positions, head positions, attended pairs) since the last take."""
+        counted = self.body_positions, self.head_positions, self.attended_pairs
+        self.body_positions = self.head_positions = self.attended_pairs = 0
         return counted
+
+
+def attention_pair_flops(model) -> int:
+    """FLOPs of one attended (query, key) pair through every layer, forward only: its score and its weighting of
+    the value, 2 x head dim each, per attention head."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    config = base.config.get_text_config(decoder=True)
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    return 4 * config.num_attention_heads * head_dim * config.num_hidden_layers
 
 
 def head_parameters(model) -> tuple[int, int]:
@@ -189,7 +204,6 @@ def head_parameters(model) -> tuple[int, int]:
 
 def matmul_parameters(model) -> tuple[int, int]:
     """(parameters of every linear layer the tokens pass through, the LM head included; of those trained)."""
-    import torch
 
     total = trained = 0
     for module in model.modules():
@@ -214,6 +228,7 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
         meter.attach(trainer)
         counted["params"], counted["trained"] = matmul_parameters(trainer.model)
         counted["head"], counted["head_trained"] = head_parameters(trainer.model)
+        counted["pair_flops"] = attention_pair_flops(trainer.model)
         return original(self, trainer)
 
     def demo_settings(values: list[str], drop: tuple[str, ...] = ()) -> list[str]:
@@ -243,20 +258,23 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
     measured = meter.steps[warmup:] or meter.steps
     mean = {key: sum(s.get(key, 0.0) for s in measured) / len(measured)
             for key in ("seconds", "forward", "backward", "optimizer", "play", "tokens", "body_positions",
-                        "head_positions")}
+                        "head_positions", "attended_pairs")}
     optimisation = mean["seconds"] - mean["play"]
     params, trained = counted["params"], counted["trained"]
     flops = mean["tokens"] * (4 * params + 2 * trained)
     # executed: the positions forwarded (WorkMeter), each through the body's weights (forward and input
-    # gradients, 4 x; the trained ones' weight gradients, 2 x) and, where scored, through the head's
+    # gradients, 4 x; the trained ones' weight gradients, 2 x) and, where scored, through the head's, and each
+    # causal (query, key) pair of real tokens through attention, forward and backward (3 x its forward)
     head, head_trained = counted["head"], counted["head_trained"]
     executed = (mean["body_positions"] * (4 * (params - head) + 2 * (trained - head_trained))
-                + mean["head_positions"] * (4 * head + 2 * head_trained))
+                + mean["head_positions"] * (4 * head + 2 * head_trained)
+                + mean["attended_pairs"] * 3 * counted["pair_flops"])
     peak = sum(meter.peaks) / len(meter.peaks)
     return {"steps": len(measured), "peak_gflops": round(peak, 1),
             "share": round(flops / optimisation / 1e9 / peak, 3),
             "executed_share": round(executed / optimisation / 1e9 / peak, 3),
             "body_positions": round(mean["body_positions"], 1), "head_positions": round(mean["head_positions"], 1),
+            "attended_pairs": round(mean["attended_pairs"]),
             "tokens": round(mean["tokens"], 1), "step_seconds": round(optimisation, 3),
             "forward": round(mean["forward"], 3), "backward": round(mean["backward"], 3),
             "optimizer": round(mean["optimizer"], 3),
@@ -276,7 +294,6 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: as the trainers set them)")
     parser.add_argument("--part", help=argparse.SUPPRESS)  # internal: run one part in this process
     args = parser.parse_args()
-    import torch
 
     if args.threads:
         torch.set_num_threads(args.threads)
