@@ -1,7 +1,7 @@
 """Scoring a model as the LM Playschool 2026 ranking does, part by part, against the machine's own floor.
 
     python benchmarks/scoring.py [--model smollm2-135m] [--parts games,static,ood] [--max-tokens 48]
-                                 [--work DIR] [--fresh] [--compare OTHER_WORK]
+                                 [--work DIR] [--fresh] [--compare OTHER]
 
 First this machine's limits, measured in the same run: the float32 matmul peak (GFLOP/s of torch.mm, as
 benchmarks/train_step.py measures it) and the memory bandwidth (GB/s of reading a 1 GiB tensor). Then MODEL is
@@ -25,9 +25,10 @@ a token passes through, the LM head only where logits are kept, plus 4 x heads x
 values of the real tokens attended). Padding, Python and the games are not in it, so floor / seconds is the
 share of the machine's limit the part reaches.
 
-Each part prints its figures as it finishes. `--compare OTHER_WORK` then compares every episode with the one of
-the same game, experiment and instance in OTHER_WORK (a scoring by other code: what each player was sent and
-answered, timestamps aside, and the episode's scores): the count alike and the first that differs. The last line
+Each part prints its figures as it finishes. `--compare OTHER` then compares every episode with the one of the
+same game, experiment and instance in OTHER (another scoring's work folder, or the run folder of a `playpen
+eval` of the same model by other code: what each player was sent and answered, timestamps aside, and the turn
+and episode scores): the count alike and the first that differs. The last line
 is one JSON object {"peak_gflops", "bandwidth_gbs", "parts": {PART: {"seconds", "floor_seconds", "ratio",
 "prompt_tokens", "decoded_tokens", "steps", "mean_rows", "padding_share", ...}}, "compare": ...}.
 """
@@ -216,8 +217,10 @@ def score_part(model: str, part: str, folder: Path, rows: Path, max_tokens: int,
 
 
 def episode_files(folder: Path) -> dict[tuple[str, ...], Path]:
-    """A part's episodes by (game, experiment, instance): their interactions.json."""
-    return {path.parent.parts[-3:]: path for path in (folder / "eval").rglob("interactions.json")}
+    """A part's episodes by (game, experiment, instance): their interactions.json, under folder/eval (this
+    script's layout) or anywhere under `folder` (a `playpen eval` or `playpen play` run folder)."""
+    root = folder / "eval" if (folder / "eval").is_dir() else folder
+    return {path.parent.parts[-3:]: path for path in root.rglob("interactions.json")}
 
 
 def comparable(episode: Path) -> dict:
@@ -240,7 +243,8 @@ def compare(folder: Path, other: Path) -> dict:
             alike += 1
         else:
             different.append("/".join(key))
-    missing = sorted("/".join(key) for key in theirs.keys() - mine.keys())
+    games = {key[0] for key in mine}  # another run's folder may hold other parts' games too
+    missing = sorted("/".join(key) for key in theirs.keys() - mine.keys() if key[0] in games)
     return {"episodes": len(mine), "alike": alike, "different": len(different), "first_different": different[:3],
             "only_in_other": len(missing)}
 
@@ -263,7 +267,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=48, help="answers cut at this many tokens (default 48)")
     parser.add_argument("--work", help="where the episodes go (default playpen-benchmarks/scoring-MODEL)")
     parser.add_argument("--fresh", action="store_true", help="score every part again, even one done")
-    parser.add_argument("--compare", help="another scoring's work folder: compare the episodes with it")
+    parser.add_argument("--compare", help="another scoring's work folder, or a run folder: compare the episodes")
     args = parser.parse_args()
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     if not parts or any(p not in PARTS for p in parts):
@@ -295,7 +299,9 @@ def main() -> None:
         report["parts"][part] = figures
         log(line(part, figures))
     if args.compare:
-        report["compare"] = {part: compare(work / part, Path(args.compare) / part) for part in parts}
+        other = Path(args.compare)  # another scoring's work folder (a folder per part), or one run folder for all
+        report["compare"] = {part: compare(work / part, other / part if (other / part).is_dir() else other)
+                             for part in parts}
         for part, result in report["compare"].items():
             log(f"{part}: {result['alike']} of {result['episodes']} episodes alike in {args.compare}"
                 + (f"; first different: {', '.join(result['first_different'])}" if result["different"] else "")

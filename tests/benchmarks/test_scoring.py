@@ -78,3 +78,40 @@ def test_guessing_ahead_leaves_every_greedy_episode_as_step_by_step_decoding_pla
     assert guesses["tiny-stepwise"] == 0 and guesses["tiny"] > 0
     result = scoring.compare(tmp_path / "tiny", tmp_path / "tiny-stepwise")
     assert result["episodes"] >= len(GAMES) and result["alike"] == result["episodes"], result
+
+
+@pytest.mark.slow
+def test_scores_a_part_and_prints_its_counts_and_floor_as_the_last_line(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.benchmarks import BENCHMARKS
+
+    subprocess.run([sys.executable, "-m", "playpen", "models", "create-tiny", "tiny"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    command = [sys.executable, str(BENCHMARKS / "scoring.py"), "--model", "tiny", "--parts", "static",
+               "--max-tokens", "8", "--work", "w"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    part = report["parts"]["static"]
+    assert report["peak_gflops"] > 0 and report["bandwidth_gbs"] > 0
+    assert part["episodes"] > 0 and part["decoded_tokens"] >= part["requests"] > 0
+    assert part["floor_seconds"] <= part["seconds"] and 0 < part["ratio"] < 1  # (a tiny model's floor rounds to 0)
+    assert part["prompt_tokens"] == part["encoded_tokens"] + part["saved_tokens"]
+    assert 0 <= part["padding_share"] < 1 and part["mean_rows"] >= 1
+    again = subprocess.run([*command, "--compare", "w"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    compared = json.loads(again.stdout.strip().splitlines()[-1])["compare"]["static"]  # the part kept, read back
+    assert compared["alike"] == compared["episodes"] == part["episodes"]
+
+
+def test_a_mistaken_part_is_one_line_and_a_non_zero_exit():
+    import subprocess
+    import sys
+
+    from tests.benchmarks import BENCHMARKS
+
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "scoring.py"), "--parts", "gmaes"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "--parts: choose from games, static, ood" in done.stderr
