@@ -65,14 +65,15 @@ Layer = tuple[torch.Tensor, torch.Tensor]
 # is given to more than one query position (a prefill, a guess checked); torch's sdpa reads them as they are
 # (`enable_gqa`), bit for bit the same and about twice as fast on a CPU, where the copies cost more than the
 # attention. The loop's own forwards say so through this thread's flag (a trainer sharing the model in another
-# thread is left as it was); one query position keeps transformers' way (grouped queries, no copy).
+# thread is left as it was); one query position keeps transformers' way (grouped queries, no copy), and so do GPUs,
+# whose fast kernels take no mask with `enable_gqa` (torch would fall back to its slowest).
 _gqa = threading.local()
 _transformers_gqa = transformers.integrations.sdpa_attention.use_gqa_in_sdpa
 
 
 def _use_gqa_in_sdpa(attention_mask, key, value) -> bool:
-    if (getattr(_gqa, "on", False) and attention_mask is not None and attention_mask.dim() == 4
-            and attention_mask.shape[-2] > 1):
+    if (getattr(_gqa, "on", False) and key.device.type == "cpu" and attention_mask is not None
+            and attention_mask.dim() == 4 and attention_mask.shape[-2] > 1):
         return True
     return _transformers_gqa(attention_mask, key, value)
 

@@ -391,3 +391,18 @@ def test_a_lone_greedy_row_checking_guesses_gets_the_tokens_and_log_probs_of_ste
         assert got[1] == pytest.approx(expected[1], abs=1e-4)
     assert guessing.stats.guess_steps > 0 and guessing.stats.steps < plain.stats.steps
     assert guessing.stats.decoded_tokens == plain.stats.decoded_tokens == 40 * len(prompts)
+
+
+def test_only_the_loops_own_forwards_of_several_positions_take_grouped_keys_and_values_as_they_are():
+    import transformers.integrations.sdpa_attention as sdpa
+
+    import playpen.backends.decoding as decoding
+
+    assert sdpa.use_gqa_in_sdpa is decoding._use_gqa_in_sdpa  # what transformers' sdpa attention asks
+    key = torch.zeros(1, 1, 4, 2)
+    several, one = torch.ones(1, 1, 3, 4, dtype=torch.bool), torch.ones(1, 1, 1, 4, dtype=torch.bool)
+    assert not decoding._use_gqa_in_sdpa(several, key, key)  # elsewhere transformers' answer: with a mask, repeat
+    with decoding.grouped_query_attention():
+        assert decoding._use_gqa_in_sdpa(several, key, key)
+        assert not decoding._use_gqa_in_sdpa(one, key, key)  # one position: transformers' grouped queries
+    assert not decoding._use_gqa_in_sdpa(several, key, key)
