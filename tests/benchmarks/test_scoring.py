@@ -89,19 +89,19 @@ def test_scores_a_part_and_prints_its_counts_and_floor_as_the_last_line(tmp_path
 
     subprocess.run([sys.executable, "-m", "playpen", "models", "create-tiny", "tiny"], cwd=tmp_path, check=True,
                    capture_output=True)
-    command = [sys.executable, str(BENCHMARKS / "scoring.py"), "--model", "tiny", "--parts", "static",
+    command = [sys.executable, str(BENCHMARKS / "scoring.py"), "--model", "tiny", "--parts", "games",
                "--max-tokens", "8", "--work", "w"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    part = report["parts"]["static"]
+    part = report["parts"]["games"]
     assert report["peak_gflops"] > 0 and report["bandwidth_gbs"] > 0
     assert part["episodes"] > 0 and part["decoded_tokens"] >= part["requests"] > 0
     assert part["floor_seconds"] <= part["seconds"] and 0 < part["ratio"] < 1  # (a tiny model's floor rounds to 0)
     assert part["prompt_tokens"] == part["encoded_tokens"] + part["saved_tokens"]
     assert 0 <= part["padding_share"] < 1 and part["mean_rows"] >= 1
     again = subprocess.run([*command, "--compare", "w"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    compared = json.loads(again.stdout.strip().splitlines()[-1])["compare"]["static"]  # the part kept, read back
+    compared = json.loads(again.stdout.strip().splitlines()[-1])["compare"]["games"]  # the part kept, read back
     assert compared["alike"] == compared["episodes"] == part["episodes"]
 
 
