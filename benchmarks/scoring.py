@@ -22,15 +22,15 @@ The floor of a part is the time this machine needs for the forwards the part ran
 decoding step and each prefill pass takes the longer of its FLOPs at the matmul peak (2 x the matmul weights
 a token passes through, the LM head only where logits are kept, plus 4 x heads x head dim per attended
 (query, key) pair of real tokens) and its bytes at the bandwidth (every matmul weight once, plus the keys and
-values of the real tokens a decoding step attends or a prefill pass writes; a floor errs low). Padding, Python and the games are not in it, so floor / seconds is the
-share of the machine's limit the part reaches.
+values of the real tokens a decoding step attends or a prefill pass writes; a floor errs low). Padding, Python
+and the games are not in it, so floor / seconds is the share of the machine's limit the part reaches.
 
 Each part prints its figures as it finishes. `--compare OTHER` then compares every episode with the one of the
 same game, experiment and instance in OTHER (another scoring's work folder, or the run folder of a `playpen
 eval` of the same model by other code: what each player was sent and answered, timestamps aside, and the turn
-and episode scores): the count alike and the first that differs. The last line
-is one JSON object {"peak_gflops", "bandwidth_gbs", "parts": {PART: {"seconds", "floor_seconds", "ratio",
-"prompt_tokens", "decoded_tokens", "steps", "mean_rows", "padding_share", ...}}, "compare": ...}.
+and episode scores): the count alike and the first that differs. The last line is one JSON object
+{"peak_gflops", "bandwidth_gbs", "parts": {PART: {"seconds", "floor_seconds", "ratio", "prompt_tokens",
+"decoded_tokens", "steps", "mean_rows", "padding_share", ...}}, "compare": ...}.
 """
 
 from __future__ import annotations

@@ -44,13 +44,15 @@ from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scoring import model_shape  # noqa: E402  (the benchmarks folder is not a package)
+
 MODEL = "smollm2-135m"
 PARTS = ("sft_lora", "sft_full", "grpo", "sft_climb")
 
 
 def matmul_peak(repeats: int = 5, seconds: float = 0.5) -> dict:
     """The best float32 GFLOP/s of torch.mm over the shapes of playpen.trainers.speed.matmul_gflops)."""
-
     from playpen.trainers.speed import matmul_gflops
 
     rates = matmul_gflops(repeats=repeats, seconds=seconds)
@@ -142,9 +144,8 @@ class WorkMeter:
 
     def __init__(self, model):
         self.body_positions = self.head_positions = self.attended_pairs = 0
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model
         self.handles = [model.register_forward_pre_hook(self._head, with_kwargs=True),
-                        base.get_decoder().register_forward_pre_hook(self._body, with_kwargs=True)]
+                        base_model(model).get_decoder().register_forward_pre_hook(self._body, with_kwargs=True)]
 
     @staticmethod
     def _positions(args, kwargs) -> tuple[int, int, int, int]:
@@ -186,25 +187,19 @@ class WorkMeter:
         return counted
 
 
-def attention_pair_flops(model) -> int:
-    """FLOPs of one attended (query, key) pair through every layer, forward only: its score and its weighting of
-    the value, 2 x head dim each, per attention head."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    config = base.config.get_text_config(decoder=True)
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    return 4 * config.num_attention_heads * head_dim * config.num_hidden_layers
+def base_model(model):
+    """The transformers model under a PEFT wrapper (or the model itself)."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
 
 
 def head_parameters(model) -> tuple[int, int]:
     """(parameters of the LM head, of those trained)."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    head = base.get_output_embeddings().weight
+    head = base_model(model).get_output_embeddings().weight
     return head.numel(), head.numel() if head.requires_grad else 0
 
 
 def matmul_parameters(model) -> tuple[int, int]:
     """(parameters of every linear layer the tokens pass through, the LM head included; of those trained)."""
-
     total = trained = 0
     for module in model.modules():
         if isinstance(module, torch.nn.Linear):
@@ -228,7 +223,8 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
         meter.attach(trainer)
         counted["params"], counted["trained"] = matmul_parameters(trainer.model)
         counted["head"], counted["head_trained"] = head_parameters(trainer.model)
-        counted["pair_flops"] = attention_pair_flops(trainer.model)
+        # one attended (query, key) pair's forward FLOPs through every layer, as scoring.py counts them
+        counted["pair_flops"] = model_shape(base_model(trainer.model))["pair_flops"]
         return original(self, trainer)
 
     def demo_settings(values: list[str], drop: tuple[str, ...] = ()) -> list[str]:
@@ -243,7 +239,6 @@ def run_part(part: str, model: str, steps: int, warmup: int, fresh: int) -> dict
         elif part == "sft_lora":
             run_trainer(example_path(plan.sft_example), model, settings=demo_settings(plan.sft))
         elif part == "sft_climb":  # benchmarks/climb.py's SFT on every in-domain game, fewer fresh instances
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
             from climb import PROFILES
 
             profile = PROFILES["smollm2-135m"]
@@ -294,7 +289,6 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: as the trainers set them)")
     parser.add_argument("--part", help=argparse.SUPPRESS)  # internal: run one part in this process
     args = parser.parse_args()
-
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.part:

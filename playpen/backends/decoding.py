@@ -200,7 +200,7 @@ def _nbytes(layers: list[Layer]) -> int:
     return sum(a.numel() * a.element_size() + b.numel() * b.element_size() for a, b in layers)
 
 
-def length_groups(lengths: list[int], forward_cost: int = 16) -> list[list[int]]:
+def length_groups(lengths: list[int], forward_cost: int) -> list[list[int]]:
     """The rows (indices into `lengths`) in groups, each forwarded as wide as its longest row: of the splits of the
     rows sorted by length, the one with the fewest padded tokens plus `forward_cost` (what one more forward
     costs, in tokens) per forward; one group when the lengths are alike. Used by prefills here and by the
@@ -220,7 +220,6 @@ def length_groups(lengths: list[int], forward_cost: int = 16) -> list[list[int]]
         groups.append(order[cut_at[j]:j])
         j = cut_at[j]
     return groups[::-1]
-
 
 
 class KVStore:

@@ -211,7 +211,7 @@ def test_length_groups_split_only_where_padding_costs_more_than_a_forward():
     assert prefix.length_groups([2, 3, 40, 2], forward_cost=16) == [[0, 3, 1], [2]]
     assert prefix.length_groups([5, 5, 6, 7], forward_cost=16) == [[0, 1, 2, 3]]
     assert prefix.length_groups([5, 5, 6, 7], forward_cost=0) == [[0, 1], [2], [3]]
-    assert prefix.length_groups([]) == []
+    assert prefix.length_groups([], forward_cost=16) == []
 
 
 @pytest.mark.parametrize("shared", [True, False])
